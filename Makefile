@@ -1,0 +1,35 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck unit bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## run: set up and run the main job on the bundled sample
+run: $(STAMP)
+	$(BIN)/sedma-elo demo
+
+## test: set up and run lint, type check and the whole test suite
+test: $(STAMP) lint typecheck unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

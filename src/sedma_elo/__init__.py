@@ -1,0 +1,71 @@
+"""sedma-elo: an exact, explainable Elo rating system for the card game Seven (Sedma/Sedmice).
+
+The public API is defined here once; import from ``sedma_elo`` rather than from submodules::
+
+    from sedma_elo import Match, PlayerStats, REFERENCE_RULES, rate
+
+    match = Match.single("alice", "bob", "a", PlayerStats(won_by_16=1), PlayerStats(bad_moves=2))
+    result = rate(match, {"alice": 1000, "bob": 1100})
+    result["alice"].rating_after
+"""
+
+from .engine import (
+    BonusTerm,
+    MalusTerm,
+    PlayerChange,
+    RatingResult,
+    ScoreBreakdown,
+    expected_score,
+    predict_win,
+    rate,
+    score_breakdown,
+)
+from .errors import (
+    AuthError,
+    ConflictError,
+    GameRecordError,
+    HistoryError,
+    NotFoundError,
+    PermissionDeniedError,
+    RulesError,
+    SedmaEloError,
+    ValidationError,
+)
+from .model import MAX_COUNT, Match, PlayerStats, Winner
+from .rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, BonusRule, KTier, Rules, load_rules, rules_from_toml
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MAX_COUNT",
+    "MAX_RATING",
+    "MIN_RATING",
+    "REFERENCE_RULES",
+    "AuthError",
+    "BonusRule",
+    "BonusTerm",
+    "ConflictError",
+    "GameRecordError",
+    "HistoryError",
+    "KTier",
+    "MalusTerm",
+    "Match",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "PlayerChange",
+    "PlayerStats",
+    "RatingResult",
+    "Rules",
+    "RulesError",
+    "ScoreBreakdown",
+    "SedmaEloError",
+    "ValidationError",
+    "Winner",
+    "__version__",
+    "expected_score",
+    "load_rules",
+    "predict_win",
+    "rate",
+    "rules_from_toml",
+    "score_breakdown",
+]

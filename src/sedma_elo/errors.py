@@ -1,0 +1,82 @@
+"""The project's exceptions: one base class and a short tree.
+
+::
+
+    SedmaEloError                  base of everything raised on purpose
+    +-- ValidationError(ValueError) bad input; names the field (and line or move)
+    |   +-- RulesError              a rules file or rules object is invalid
+    |   +-- HistoryError            a match-history file has a bad row
+    |   +-- GameRecordError         a game record is malformed or illegal
+    +-- ConflictError               the same id was used for different content
+    +-- NotFoundError               a requested player, match or version is unknown
+    +-- AuthError                   a missing or wrong API key
+    |   +-- PermissionDeniedError   a valid key without the needed scope
+
+Only the API edge maps these to HTTP status codes; the library never imports the web layer.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthError",
+    "ConflictError",
+    "GameRecordError",
+    "HistoryError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "RulesError",
+    "SedmaEloError",
+    "ValidationError",
+]
+
+
+class SedmaEloError(Exception):
+    """Base class of every error the project raises on purpose."""
+
+
+class ValidationError(SedmaEloError, ValueError):
+    """Bad input. ``field`` names the offending field; ``line`` the 1-based line of a file.
+
+    The message always starts with the location, e.g. ``line 12: won_by_16_a: must be >= 0``.
+    """
+
+    def __init__(self, field: str, message: str, *, line: int | None = None) -> None:
+        self.field = field
+        self.reason = message
+        self.line = line
+        where = f"line {line}: " if line is not None else ""
+        super().__init__(f"{where}{field}: {message}")
+
+    def at_line(self, line: int) -> ValidationError:
+        """Return a copy of this error located at ``line`` of a file (same class)."""
+        err = type(self).__new__(type(self))
+        ValidationError.__init__(err, self.field, self.reason, line=line)
+        return err
+
+
+class RulesError(ValidationError):
+    """A rules file or rules object is invalid; ``field`` is the dotted TOML key."""
+
+
+class HistoryError(ValidationError):
+    """A match-history file has a bad row; ``line`` is its 1-based line number."""
+
+
+class GameRecordError(ValidationError):
+    """A game record is malformed or contains an illegal move; ``field`` names the move."""
+
+
+class ConflictError(SedmaEloError):
+    """The same identifier was submitted again with different content."""
+
+
+class NotFoundError(SedmaEloError):
+    """A requested player, match, key or ratings version does not exist."""
+
+
+class AuthError(SedmaEloError):
+    """No API key, or a key that is unknown or revoked."""
+
+
+class PermissionDeniedError(AuthError):
+    """A valid API key whose scope does not allow the request."""
