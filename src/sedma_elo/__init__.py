@@ -32,7 +32,16 @@ from .errors import (
     ValidationError,
 )
 from .model import MAX_COUNT, Match, PlayerStats, Winner
-from .rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, BonusRule, KTier, Rules, load_rules, rules_from_toml
+from .rules import (
+    MAX_RATING,
+    MIN_RATING,
+    REFERENCE_RULES,
+    BonusRule,
+    KTier,
+    Rules,
+    load_rules,
+    rules_from_toml,
+)
 
 __version__ = "0.1.0"
 

@@ -7,6 +7,7 @@ expected score and the update in double precision, and the new rating is rounded
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -221,7 +222,8 @@ def _compute_score(outcome: Outcome, stats: PlayerStats, rules: Rules) -> ScoreB
 # ---------------------------------------------------------------------------- expectation
 def expected_score(rating: float, opponent_rating: float) -> float:
     """Elo expected score ``1 / (1 + 10^((opponent - rating) / 400))``, in (0, 1)."""
-    return 1.0 / (1.0 + 10.0 ** ((opponent_rating - rating) / 400.0))
+    # math.pow is the C library's pow, the function C#'s Math.Pow calls.
+    return 1.0 / (1.0 + math.pow(10.0, (opponent_rating - rating) / 400.0))
 
 
 def _team_rating(ratings: list[int], rules: Rules) -> float | int:

@@ -167,7 +167,9 @@ class Match:
         played_at: datetime | None = None,
     ) -> Match:
         """A one-against-one match (the game's usual form)."""
-        return cls((player_a,), (player_b,), winner, {player_a: stats_a, player_b: stats_b}, match_id, played_at)
+        return cls(
+            (player_a,), (player_b,), winner, {player_a: stats_a, player_b: stats_b}, match_id, played_at
+        )
 
     @property
     def players(self) -> tuple[str, ...]:

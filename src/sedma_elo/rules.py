@@ -27,9 +27,10 @@ __all__ = [
     "rules_from_toml",
 ]
 
-#: Ratings outside this range are refused (keeps every C# int subtraction free of overflow).
-MIN_RATING = -1_000_000
-MAX_RATING = 1_000_000
+#: Ratings outside this range are refused: it keeps 10^(difference/400) finite in double precision
+#: and every C# int subtraction free of overflow.
+MIN_RATING = -50_000
+MAX_RATING = 50_000
 
 Rounding = Literal["half_even", "half_up"]
 Arithmetic = Literal["float32", "float64"]
@@ -223,7 +224,10 @@ def _validate(r: Rules) -> None:
         _check_int(f"{key}.below", tier.below, low=MIN_RATING, high=MAX_RATING)
         _check_int(f"{key}.k", tier.k, low=0, high=1000)
         if previous is not None and tier.below <= previous:
-            raise _fail(f"{key}.below", f"tiers must be sorted by strictly increasing 'below' ({tier.below} <= {previous})")
+            raise _fail(
+                f"{key}.below",
+                f"tiers must be sorted by strictly increasing 'below' ({tier.below} <= {previous})",
+            )
         previous = tier.below
     _check_int("k_factor.top", r.k_top, low=0, high=1000)
     for key, bonus in (("16", r.bonus_16), ("24", r.bonus_24), ("4_and_last", r.bonus_4_and_last)):
@@ -251,8 +255,14 @@ def _validate(r: Rules) -> None:
 _TABLES: dict[str, tuple[str, ...]] = {
     "k_factor": ("tiers", "top"),
     "bonus": (
-        "per_16", "max_16", "per_24", "max_24", "per_4_and_last", "max_4_and_last",
-        "loser_scale", "draw_scale",
+        "per_16",
+        "max_16",
+        "per_24",
+        "max_24",
+        "per_4_and_last",
+        "max_4_and_last",
+        "loser_scale",
+        "draw_scale",
     ),
     "malus": ("per_bad_move", "max"),
     "score": ("min", "max"),
