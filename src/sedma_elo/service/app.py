@@ -39,7 +39,7 @@ from .payload import ID_PATTERN, MatchIn, submission_from_payload
 from .settings import ServiceSettings
 from .writer import GroupWriter
 
-__all__ = ["create_app"]
+__all__ = ["app_from_env", "create_app"]
 
 _QUERY_FIELDS = {"limit", "cursor", "span", "version"}
 
@@ -407,3 +407,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return _json({"status": "ok", "ledger_size": ledger().ledger_size()})
 
     return app
+
+
+def app_from_env() -> FastAPI:
+    """The app configured from ``SEDMA_ELO_*`` variables (what ``serve --workers N`` runs in each process)."""
+    return create_app(ServiceSettings())

@@ -18,6 +18,7 @@ Guarantees (see ``docs/service.md``):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -35,11 +36,12 @@ from ..rules import REFERENCE_RULES, Rules, rules_from_toml
 from ..storage import Database
 from ..storage.schema import matches, player_ratings, rating_changes, rating_versions
 from ._explain import change_to_dict
-from .payload import Submission, match_from_body
+from .payload import Submission, match_from_body, submission_from_match
 
 __all__ = [
     "ApplyOutcome",
     "HistoryPage",
+    "ImportReport",
     "Ledger",
     "LeaderboardPage",
     "PlayerRecord",
@@ -130,6 +132,15 @@ class HistoryPage:
     player_id: str
     items: list[dict[str, Any]]
     next_cursor: str | None
+
+
+@dataclass
+class ImportReport:
+    """What an import did: matches applied, repeats recognised, and refusals with their reasons."""
+
+    created: int = 0
+    repeated: int = 0
+    refused: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -662,14 +673,47 @@ class Ledger:
         with self.db.read.connect() as conn:
             return int(conn.execute(select(func.count()).select_from(matches)).scalar_one())
 
-    def ledger(self, *, include_voided: bool = False) -> Iterator[tuple[int, Match, str | None]]:
-        """Every match in sequence order as ``(sequence, match, played_at)``."""
+    def ledger(self, *, include_voided: bool = False) -> Iterator[tuple[int, Match]]:
+        """Every match in sequence order as ``(sequence, match)`` (``played_at`` set when known)."""
         with self.db.read.connect() as conn:
             query = select(matches.c.sequence, matches.c.body, matches.c.played_at).order_by(matches.c.sequence)
             if not include_voided:
                 query = query.where(matches.c.voided.is_(False))
-            for row in conn.execute(query):
-                yield row.sequence, match_from_body(row.body), row.played_at
+            rows = conn.execute(query).all()
+        for row in rows:
+            match = match_from_body(row.body)
+            if row.played_at:
+                when = datetime.fromisoformat(row.played_at.replace("Z", "+00:00"))
+                match = dataclasses.replace(match, played_at=when)
+            yield row.sequence, match
+
+    def import_matches(self, items: Iterable[Match], batch: int = 1000) -> ImportReport:
+        """Apply matches through the same path as ``POST /v1/matches``, ``batch`` per transaction.
+
+        Matches already in the ledger with the same body count as repeats; a different body under a
+        known ``match_id`` is a conflict and is skipped (listed in the report), as are matches the
+        engine refuses.
+        """
+        report = ImportReport()
+        pending: list[Submission] = []
+
+        def flush() -> None:
+            for sub, outcome in zip(pending, self.apply(pending), strict=True):
+                if outcome.status == "created":
+                    report.created += 1
+                elif outcome.status == "repeat":
+                    report.repeated += 1
+                else:
+                    report.refused.append(f"{sub.match_id}: {outcome.error}")
+            pending.clear()
+
+        for match in items:
+            pending.append(submission_from_match(match))
+            if len(pending) >= batch:
+                flush()
+        if pending:
+            flush()
+        return report
 
     # ------------------------------------------------------------------ admin
     def void(self, match_id: str, reason: str = "") -> dict[str, Any]:
