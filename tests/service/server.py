@@ -51,6 +51,8 @@ class Server:
         """SIGKILL: no shutdown hook runs."""
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(10)
+        if self.proc.stderr:
+            self.proc.stderr.close()
 
     def stop(self) -> None:
         if self.proc.poll() is None:
