@@ -85,7 +85,9 @@ def api(db_url: str) -> Iterator[Api]:
     yield from make_api(db_url)
 
 
-def single(match_id: str, a: str = "alice", b: str = "bob", winner: str = "a", **stats: Any) -> dict[str, Any]:
+def single(
+    match_id: str, a: str = "alice", b: str = "bob", winner: str = "a", **stats: Any
+) -> dict[str, Any]:
     """A one-against-one match body."""
     return {
         "match_id": match_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import pytest
@@ -23,7 +24,7 @@ ISSUE_BODY = {
 
 
 def test_post_answers_201_with_sequence_and_explained_changes(api: Api) -> None:
-    """The issue's example: new players start at 1000; alice +20 (K 40, 1.0 - 0.5), bob -20 (score clamps at 0)."""
+    """The issue's example: both start at 1000; alice +20 (K 40 * (1 - 0.5)), bob -20 (score clamps at 0)."""
     r = api.post(ISSUE_BODY)
     assert r.status_code == 201
     body = r.json()
@@ -46,7 +47,11 @@ def test_same_body_again_answers_200_with_the_same_bytes(api: Api) -> None:
 def test_same_body_written_differently_is_the_same_match(api: Api) -> None:
     """Omitted zero counts and another time zone spelling of the same instant are the same body."""
     first = api.post(ISSUE_BODY)
-    variant = dict(ISSUE_BODY, played_at="2026-11-29T13:00:00+01:00", stats={"a": {"won_by_16": 1}, "b": {"bad_moves": 2}})
+    variant = dict(
+        ISSUE_BODY,
+        played_at="2026-11-29T13:00:00+01:00",
+        stats={"a": {"won_by_16": 1}, "b": {"bad_moves": 2}},
+    )
     again = api.post(variant)
     assert again.status_code == 200
     assert again.content == first.content
@@ -108,7 +113,9 @@ def test_invalid_body_answers_422_naming_the_field(api: Api, change: dict[str, o
 
 def test_oversized_request_answers_413(api: Api) -> None:
     """A body above the size limit is refused before parsing."""
-    r = api.client.post("/v1/matches", content=b"{" + b" " * 20_000 + b"}", headers=api.headers(api.write_key))
+    r = api.client.post(
+        "/v1/matches", content=b"{" + b" " * 20_000 + b"}", headers=api.headers(api.write_key)
+    )
     assert r.status_code == 413
 
 
@@ -131,7 +138,9 @@ def test_team_match_and_draw_forms(api: Api) -> None:
     r = api.post(body)
     assert r.status_code == 201
     want = rate(
-        Match(("alice", "carol"), ("bob", "dave"), "draw", {"carol": PlayerStats(won_by_16=2)}), {}, REFERENCE_RULES
+        Match(("alice", "carol"), ("bob", "dave"), "draw", {"carol": PlayerStats(won_by_16=2)}),
+        {},
+        REFERENCE_RULES,
     )
     got = {c["player_id"]: c["rating_after"] for c in r.json()["changes"]}
     assert got == want.new_ratings
@@ -149,7 +158,7 @@ def test_player_and_history_pages(api: Api) -> None:
     items = first["items"] + rest["items"]
     assert [i["match_id"] for i in items] == [f"h-{i}" for i in range(5)]
     assert rest["next_cursor"] is None
-    assert all(a["rating_after"] == b["rating_before"] for a, b in zip(items, items[1:], strict=False))
+    assert all(a["rating_after"] == b["rating_before"] for a, b in itertools.pairwise(items))
     assert items[-1]["rating_after"] == player["rating"]
 
 

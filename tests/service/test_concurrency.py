@@ -23,7 +23,7 @@ def _matches(n: int, seed: int) -> list[Match]:
 
 
 def test_concurrent_writers_apply_each_match_once_in_a_replayable_order(db_url: str) -> None:
-    """Threads on three writers post overlapping matches (some twice); every match lands once and verify passes."""
+    """Six threads on three writers post overlapping matches (some twice): each lands once, verify passes."""
     processes = []
     for _ in range(3):
         ledger = Ledger(open_database(db_url, pool_size=4))
@@ -38,7 +38,9 @@ def test_concurrent_writers_apply_each_match_once_in_a_replayable_order(db_url: 
     def worker(t: int) -> None:
         rng = random.Random(t)
         _, writer = processes[t % 3]
-        mine = all_matches[t * 30 : (t + 1) * 30] + rng.sample(all_matches, 10)  # 10 repeats of others' matches
+        mine = all_matches[t * 30 : (t + 1) * 30] + rng.sample(
+            all_matches, 10
+        )  # 10 repeats of others' matches
         futures = [writer.submit_nowait(submission_from_match(m)) for m in mine]
         results = [f.result(timeout=60) for f in futures]
         with lock:
@@ -49,7 +51,7 @@ def test_concurrent_writers_apply_each_match_once_in_a_replayable_order(db_url: 
         th.start()
     for th in threads:
         th.join()
-    for ledger, writer in processes:
+    for _, writer in processes:
         writer.stop()
     ledger = processes[0][0]
     assert statuses.count("created") == 180

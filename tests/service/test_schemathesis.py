@@ -16,7 +16,9 @@ from sedma_elo.storage import open_database
 
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def running(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
+def running(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Server, str]]:
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path_factory.mktemp('fuzz')}/fuzz.db"
     else:
@@ -55,7 +57,9 @@ def test_no_server_errors(running: tuple[Server, str]) -> None:
             response = case.call(base_url=server.base, headers={"Authorization": f"Bearer {key}"})
             statuses.append(response.status_code)
             if response.status_code >= 500:
-                failures.append(f"{case.method} {case.formatted_path}: {response.status_code} {response.text[:200]}")
+                failures.append(
+                    f"{case.method} {case.formatted_path}: {response.status_code} {response.text[:200]}"
+                )
 
         check()
     assert not failures, failures

@@ -10,7 +10,13 @@ import pytest
 from conftest import _reset_pg, make_api
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from sedma_elo import REFERENCE_RULES, Match, PlayerStats, rate
 from sedma_elo.service import Ledger
@@ -49,11 +55,21 @@ class LedgerMachine(RuleBasedStateMachine):
         if self.url.startswith("sqlite"):
             self._dir.cleanup()
 
-    @rule(pair=st.permutations(POOL).map(lambda p: p[:2]), winner=st.sampled_from(["a", "b", "draw"]), sa=counts, sb=counts)
+    @rule(
+        pair=st.permutations(POOL).map(lambda p: p[:2]),
+        winner=st.sampled_from(["a", "b", "draw"]),
+        sa=counts,
+        sb=counts,
+    )
     def post_new(self, pair: list[str], winner: str, sa: dict[str, int], sb: dict[str, int]) -> None:
         self.counter += 1
-        body = {"match_id": f"s-{self.counter}", "player_a": pair[0], "player_b": pair[1], "winner": winner,
-                "stats": {"a": sa, "b": sb}}
+        body = {
+            "match_id": f"s-{self.counter}",
+            "player_a": pair[0],
+            "player_b": pair[1],
+            "winner": winner,
+            "stats": {"a": sa, "b": sb},
+        }
         r = self.api.post(body)
         assert r.status_code == 201, r.text
         self.posted.append((body["match_id"], body, r.content))
@@ -61,14 +77,14 @@ class LedgerMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.posted)
     @rule(data=st.data())
     def post_repeat(self, data: st.DataObject) -> None:
-        match_id, body, first = data.draw(st.sampled_from(self.posted))
+        _match_id, body, first = data.draw(st.sampled_from(self.posted))
         r = self.api.post(body)
         assert r.status_code == 200 and r.content == first
 
     @precondition(lambda self: self.posted)
     @rule(data=st.data())
     def post_conflict(self, data: st.DataObject) -> None:
-        match_id, body, _ = data.draw(st.sampled_from(self.posted))
+        _match_id, body, _ = data.draw(st.sampled_from(self.posted))
         other = dict(body, winner="b" if body["winner"] == "a" else "a")
         assert self.api.post(other).status_code == 409
 
@@ -88,7 +104,13 @@ class LedgerMachine(RuleBasedStateMachine):
             if match_id in self.voided:
                 continue
             s = body["stats"]
-            m = Match.single(body["player_a"], body["player_b"], body["winner"], PlayerStats(**s["a"]), PlayerStats(**s["b"]))
+            m = Match.single(
+                body["player_a"],
+                body["player_b"],
+                body["winner"],
+                PlayerStats(**s["a"]),
+                PlayerStats(**s["b"]),
+            )
             ratings.update(rate(m, ratings, REFERENCE_RULES).new_ratings)
             for p in m.players:
                 played[p] = played.get(p, 0) + 1

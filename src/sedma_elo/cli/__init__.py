@@ -12,5 +12,7 @@ app = typer.Typer(
 )
 
 # Command modules register themselves on `app` when imported; keep this list sorted.
-from . import engine_commands  # noqa: E402,F401
-from . import service_commands  # noqa: E402,F401
+from . import (  # noqa: E402
+    engine_commands,  # noqa: F401
+    service_commands,  # noqa: F401
+)

@@ -1,10 +1,12 @@
-"""Service commands: ``serve``, ``keys``, ``import``, ``export``, ``verify``, ``void``, ``db`` and ``ratings``."""
+"""Service commands: serve, keys, import, export, verify, void, db and ratings."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -13,6 +15,9 @@ from rich.table import Table
 from ..errors import SedmaEloError
 from ..rules import load_rules
 from . import app
+
+if TYPE_CHECKING:
+    from ..service.ledger import Ledger
 
 console = Console()
 err_console = Console(stderr=True)
@@ -29,7 +34,9 @@ DatabaseUrl = Annotated[
 
 keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
-ratings_app = typer.Typer(help="Ratings versions: re-rate under new rules, list, activate.", no_args_is_help=True)
+ratings_app = typer.Typer(
+    help="Ratings versions: re-rate under new rules, list, activate.", no_args_is_help=True
+)
 app.add_typer(keys_app, name="keys")
 app.add_typer(db_app, name="db")
 app.add_typer(ratings_app, name="ratings")
@@ -40,13 +47,18 @@ def _fail(exc: Exception) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _ledger(url: str | None):  # type: ignore[no-untyped-def]
+@contextmanager
+def _ledger(url: str | None) -> Iterator[Ledger]:
+    """The ledger on ``url`` (schema upgraded, first version created), closed afterwards."""
     from ..service.ledger import Ledger
     from ..storage import open_database
 
     ledger = Ledger(open_database(url))
-    ledger.ensure_version()
-    return ledger
+    try:
+        ledger.ensure_version()
+        yield ledger
+    finally:
+        ledger.db.dispose()
 
 
 # ---------------------------------------------------------------------------- serve
@@ -57,7 +69,8 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.", envvar="SEDMA_ELO_PORT")] = 8000,
     workers: Annotated[int, typer.Option(help="API processes sharing the database.", min=1, max=64)] = 1,
     demo: Annotated[
-        bool, typer.Option("--demo", help="Import the demo history, create a write key and print a curl example.")
+        bool,
+        typer.Option("--demo", help="Import the demo history, create a write key and print a curl example."),
     ] = False,
     access_log: Annotated[bool, typer.Option("--access-log", help="Log every request.")] = False,
 ) -> None:
@@ -98,21 +111,21 @@ def _prepare_demo(url: str | None, host: str, port: int) -> None:
     from ..service.history_io import read_matches
     from ..service.keys import create_key
 
-    ledger = _ledger(url)
-    if ledger.ledger_size() == 0:
-        sample = bundled_sample()
-        matches = read_matches(sample)[0] if sample is not None else demo_matches()
-        report = ledger.import_matches(matches)
-        console.print(f"Imported {report.created} demo matches.")
-    key, _ = create_key(ledger.db, "write", "demo")
-    ledger.db.dispose()
+    with _ledger(url) as ledger:
+        if ledger.ledger_size() == 0:
+            sample = bundled_sample()
+            matches = read_matches(sample)[0] if sample is not None else demo_matches()
+            report = ledger.import_matches(matches)
+            console.print(f"Imported {report.created} demo matches.")
+        key, _ = create_key(ledger.db, "write", "demo")
     base = f"http://{host}:{port}"
     console.print(f"Serving the sedma-elo rating service at {base} (API docs: {base}/docs)")
     console.print("Example:", highlight=False)
     console.print(
-        f"  curl -s -X POST {base}/v1/matches -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' "
-        """-d '{"match_id": "m-1", "played_at": "2026-11-29T12:00:00Z", "player_a": "alice", "player_b": "bob", """
-        """"winner": "a", "stats": {"a": {"won_by_16": 1}, "b": {"bad_moves": 2}}}'""",
+        f"  curl -s -X POST {base}/v1/matches -H 'Authorization: Bearer {key}' "
+        "-H 'Content-Type: application/json' "
+        """-d '{"match_id": "m-1", "played_at": "2026-11-29T12:00:00Z", "player_a": "alice", """
+        """"player_b": "bob", "winner": "a", "stats": {"a": {"won_by_16": 1}, "b": {"bad_moves": 2}}}'""",
         highlight=False,
         soft_wrap=True,
     )
@@ -132,8 +145,8 @@ def keys_create(
     from ..service.keys import create_key
 
     try:
-        ledger = _ledger(database_url)
-        key, info = create_key(ledger.db, scope, label)
+        with _ledger(database_url) as ledger:
+            key, info = create_key(ledger.db, scope, label)
     except SedmaEloError as exc:
         raise _fail(exc) from exc
     console.print(f"Created key {info.id} ({info.scope}, prefix {info.prefix}). Keep it secret:")
@@ -145,9 +158,10 @@ def keys_list(database_url: DatabaseUrl = None) -> None:
     """List keys (id, prefix, scope, label, created, revoked); never their secrets."""
     from ..service.keys import list_keys
 
-    ledger = _ledger(database_url)
     table = Table("id", "prefix", "scope", "label", "created", "revoked")
-    for k in list_keys(ledger.db):
+    with _ledger(database_url) as ledger:
+        keys = list_keys(ledger.db)
+    for k in keys:
         table.add_row(str(k.id), k.prefix, k.scope, k.label, k.created_at, k.revoked_at or "")
     console.print(table)
 
@@ -161,7 +175,8 @@ def keys_revoke(
     from ..service.keys import revoke_key
 
     try:
-        info = revoke_key(_ledger(database_url).db, key_id)
+        with _ledger(database_url) as ledger:
+            info = revoke_key(ledger.db, key_id)
     except SedmaEloError as exc:
         raise _fail(exc) from exc
     console.print(f"Revoked key {info.id} ({info.prefix}).")
@@ -170,9 +185,13 @@ def keys_revoke(
 # ---------------------------------------------------------------------------- import / export
 @app.command("import")
 def import_history(
-    path: Annotated[Path, typer.Argument(help="Match-history CSV (optionally .gz).", exists=True, dir_okay=False)],
+    path: Annotated[
+        Path, typer.Argument(help="Match-history CSV (optionally .gz).", exists=True, dir_okay=False)
+    ],
     database_url: DatabaseUrl = None,
-    skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Skip bad rows instead of refusing the file.")] = False,
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="Skip bad rows instead of refusing the file.")
+    ] = False,
     batch: Annotated[int, typer.Option(help="Matches per transaction.", min=1, max=100_000)] = 1000,
 ) -> None:
     """Apply a history file to the ledger through the same code path as POST /v1/matches."""
@@ -184,8 +203,8 @@ def import_history(
         raise _fail(exc) from exc
     for e in errors:
         err_console.print(f"skipped {e}")
-    ledger = _ledger(database_url)
-    report = ledger.import_matches(matches, batch=batch)
+    with _ledger(database_url) as ledger:
+        report = ledger.import_matches(matches, batch=batch)
     for refusal in report.refused[:20]:
         err_console.print(f"refused {refusal}")
     console.print(
@@ -200,14 +219,16 @@ def import_history(
 def export_history(
     path: Annotated[Path, typer.Argument(help="File to write (CSV; .gz compresses).", dir_okay=False)],
     database_url: DatabaseUrl = None,
-    include_voided: Annotated[bool, typer.Option("--include-voided", help="Also write voided matches.")] = False,
+    include_voided: Annotated[
+        bool, typer.Option("--include-voided", help="Also write voided matches.")
+    ] = False,
 ) -> None:
     """Write the ledger, in sequence order, as a match-history file that `import` reads back."""
     from ..service.history_io import write_matches
 
-    ledger = _ledger(database_url)
     try:
-        count = write_matches(path, (m for _, m in ledger.ledger(include_voided=include_voided)))
+        with _ledger(database_url) as ledger:
+            count = write_matches(path, (m for _, m in ledger.ledger(include_voided=include_voided)))
     except SedmaEloError as exc:
         raise _fail(exc) from exc
     console.print(f"Wrote {count} matches to {path}.")
@@ -217,7 +238,8 @@ def export_history(
 @app.command()
 def verify(database_url: DatabaseUrl = None) -> None:
     """Replay the ledger with the pure engine and compare with the stored ratings; exit 1 on a mismatch."""
-    report = _ledger(database_url).verify()
+    with _ledger(database_url) as ledger:
+        report = ledger.verify()
     for line in report.mismatches:
         err_console.print(f"[red]mismatch[/red] {line}")
     console.print(
@@ -236,7 +258,8 @@ def void(
 ) -> None:
     """Void a match: its effects and everything after it are recomputed from the ledger."""
     try:
-        _ledger(database_url).void(match_id, reason)
+        with _ledger(database_url) as ledger:
+            ledger.void(match_id, reason)
     except SedmaEloError as exc:
         raise _fail(exc) from exc
     console.print(f"Voided {match_id}.")
@@ -255,14 +278,17 @@ def db_upgrade(database_url: DatabaseUrl = None) -> None:
 @ratings_app.command("rerate")
 def ratings_rerate(
     rules_path: Annotated[Path, typer.Argument(help="Rules TOML file.", exists=True, dir_okay=False)],
-    label: Annotated[str | None, typer.Option(help="Version label (default: the rules' name@version).")] = None,
+    label: Annotated[
+        str | None, typer.Option(help="Version label (default: the rules' name@version).")
+    ] = None,
     activate: Annotated[bool, typer.Option(help="Switch to the new version when done.")] = True,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Re-rate the whole ledger under new rules into a new ratings version."""
     try:
         rules = load_rules(rules_path)
-        info = _ledger(database_url).rerate(rules, label, activate=activate)
+        with _ledger(database_url) as ledger:
+            info = ledger.rerate(rules, label, activate=activate)
     except SedmaEloError as exc:
         raise _fail(exc) from exc
     console.print(f"Version {info.id} ({info.label}) built" + (" and active." if info.active else "."))
@@ -275,7 +301,8 @@ def ratings_activate(
 ) -> None:
     """Make a ratings version the active one (atomically)."""
     try:
-        info = _ledger(database_url).activate(version_id)
+        with _ledger(database_url) as ledger:
+            info = ledger.activate(version_id)
     except SedmaEloError as exc:
         raise _fail(exc) from exc
     console.print(f"Version {info.id} ({info.label}) is active.")
@@ -285,6 +312,8 @@ def ratings_activate(
 def ratings_list(database_url: DatabaseUrl = None) -> None:
     """List ratings versions."""
     table = Table("id", "label", "rules", "active", "created")
-    for v in _ledger(database_url).versions():
+    with _ledger(database_url) as ledger:
+        versions = ledger.versions()
+    for v in versions:
         table.add_row(str(v.id), v.label, v.rules.label, "yes" if v.active else "", v.created_at)
     console.print(table)

@@ -33,7 +33,8 @@ from ..errors import (
 from ..rules import rules_from_toml
 from ..storage import open_database
 from . import keys as keys_mod
-from .keys import KeyInfo, Scope
+from .keys import KeyInfo
+from .keys import Scope as KeyScope
 from .ledger import MAX_PAGE, Ledger
 from .payload import ID_PATTERN, MatchIn, submission_from_payload
 from .settings import ServiceSettings
@@ -86,7 +87,10 @@ class _BodyLimit:
             {
                 "type": "http.response.start",
                 "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
             }
         )
         await send({"type": "http.response.body", "body": body})
@@ -114,7 +118,9 @@ class _RateLimiter:
             tokens = min(self.burst, tokens + (now - last) * self.rate)
             if tokens < 1.0:
                 self._buckets[key_id] = (tokens, now)
-                raise RateLimitError("rate limit exceeded for this API key", retry_after=(1.0 - tokens) / self.rate)
+                raise RateLimitError(
+                    "rate limit exceeded for this API key", retry_after=(1.0 - tokens) / self.rate
+                )
             self._buckets[key_id] = (tokens - 1.0, now)
 
 
@@ -162,12 +168,14 @@ class KeyIn(BaseModel):
     """A new API key's scope and a label to recognise it by."""
 
     model_config = ConfigDict(extra="forbid")
-    scope: Scope
+    scope: KeyScope
     label: str = Field("", max_length=200)
 
 
 def _json(data: Any, status: int = 200) -> Response:
-    return Response(json.dumps(data, separators=(",", ":")), status_code=status, media_type="application/json")
+    return Response(
+        json.dumps(data, separators=(",", ":")), status_code=status, media_type="application/json"
+    )
 
 
 def _error(status: int, detail: Any, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -180,12 +188,15 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ValidationError)
     async def _validation(_: Request, exc: ValidationError) -> JSONResponse:
         where = "query" if exc.field in _QUERY_FIELDS else "body"
-        return _error(422, [{"loc": [where, *exc.field.split(".")], "msg": exc.reason, "type": "value_error"}])
+        return _error(
+            422, [{"loc": [where, *exc.field.split(".")], "msg": exc.reason, "type": "value_error"}]
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _request_validation(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [
-            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")} for e in exc.errors()
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+            for e in exc.errors()
         ]
         return _error(422, errors)
 
@@ -220,7 +231,9 @@ PlayerId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)
 MatchId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)]
 
 
-def _authorize(request: Request, credentials: HTTPAuthorizationCredentials | None, scope: Scope) -> KeyInfo:
+def _authorize(
+    request: Request, credentials: HTTPAuthorizationCredentials | None, scope: KeyScope
+) -> KeyInfo:
     secret = credentials.credentials if credentials is not None else None
     if not secret:
         raise AuthError("an API key is required: send 'Authorization: Bearer sk_...'")
@@ -282,7 +295,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         summary="A match ledger for Sedma ratings: each match applied once, in order, explained.",
         lifespan=lifespan,
     )
-    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)  # type: ignore[arg-type]
+    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
     _install_error_handlers(app)
     app.state.limiter = _RateLimiter(settings.rate_limit, settings.rate_burst)
     app.state.key_cache = _KeyCache(settings.key_cache_seconds)
@@ -313,7 +326,11 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         outcome = await writer.submit(sub)
         if outcome.error is not None:
             raise outcome.error
-        return Response(outcome.body, status_code=201 if outcome.status == "created" else 200, media_type="application/json")
+        return Response(
+            outcome.body,
+            status_code=201 if outcome.status == "created" else 200,
+            media_type="application/json",
+        )
 
     @app.get("/v1/matches/{match_id}", tags=["matches"], responses={404: {"description": "unknown match"}})
     def get_match(match_id: MatchId) -> Response:
@@ -324,12 +341,18 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     @app.get("/v1/players/{player_id}", tags=["players"], responses={404: {"description": "unknown player"}})
     def get_player(
         player_id: PlayerId,
-        version: Annotated[int | None, Query(ge=1, le=2**31 - 1, description="ratings version (default: active)")] = None,
+        version: Annotated[
+            int | None, Query(ge=1, le=2**31 - 1, description="ratings version (default: active)")
+        ] = None,
     ) -> Response:
         """A player's rating, number of matches and last sequence in the active (or given) version."""
         return _json(ledger().get_player(player_id, version).to_dict())
 
-    @app.get("/v1/players/{player_id}/history", tags=["players"], responses={404: {"description": "unknown player"}})
+    @app.get(
+        "/v1/players/{player_id}/history",
+        tags=["players"],
+        responses={404: {"description": "unknown player"}},
+    )
     def get_history(
         player_id: PlayerId,
         limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
@@ -344,14 +367,20 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     def get_leaderboard(
         limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
         cursor: Annotated[str | None, Query(max_length=400)] = None,
-        version: Annotated[int | None, Query(ge=1, le=2**31 - 1, description="ratings version (default: active)")] = None,
+        version: Annotated[
+            int | None, Query(ge=1, le=2**31 - 1, description="ratings version (default: active)")
+        ] = None,
     ) -> Response:
         """Highest rating first, ties by player id; keyset pages through ``next_cursor``."""
         page = ledger().leaderboard(limit, cursor, version)
-        return _json({"items": page.items, "next_cursor": page.next_cursor, "ratings_version": page.version_id})
+        return _json(
+            {"items": page.items, "next_cursor": page.next_cursor, "ratings_version": page.version_id}
+        )
 
     @app.get(
-        "/v1/leaderboard/around/{player_id}", tags=["leaderboard"], responses={404: {"description": "unknown player"}}
+        "/v1/leaderboard/around/{player_id}",
+        tags=["leaderboard"],
+        responses={404: {"description": "unknown player"}},
     )
     def get_around(player_id: PlayerId, span: Annotated[int, Query(ge=0, le=100)] = 5) -> Response:
         """The player's rank with ``span`` players above and below."""
@@ -365,7 +394,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return _json({"items": [v.to_dict() for v in ledger().versions()]})
 
     # ------------------------------------------------------------------ admin
-    @app.post("/v1/admin/matches/{match_id}/void", tags=["admin"], responses={404: {"description": "unknown match"}})
+    @app.post(
+        "/v1/admin/matches/{match_id}/void", tags=["admin"], responses={404: {"description": "unknown match"}}
+    )
     def void_match(match_id: MatchId, body: VoidIn, _key: AdminKey) -> Response:
         """Void a match: its effects and everything after it are recomputed from the ledger."""
         return _json(ledger().void(match_id, body.reason))
@@ -377,7 +408,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return _json(ledger().rerate(rules, body.label, activate=body.activate).to_dict(), 201)
 
     @app.post(
-        "/v1/admin/versions/{version_id}/activate", tags=["admin"], responses={404: {"description": "unknown version"}}
+        "/v1/admin/versions/{version_id}/activate",
+        tags=["admin"],
+        responses={404: {"description": "unknown version"}},
     )
     def activate_version(version_id: Annotated[int, Path(ge=1, le=2**31 - 1)], _key: AdminKey) -> Response:
         """Switch the active ratings version atomically (the previous one stays readable)."""

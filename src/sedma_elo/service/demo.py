@@ -6,14 +6,32 @@ import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..model import Match, PlayerStats
+from ..model import Match, PlayerStats, Winner
 
 __all__ = ["bundled_sample", "demo_matches"]
 
-_NAMES = (
-    "alice bob carol dave erin frank grace heidi ivan judy mallory niaj olivia peggy rupert sybil trent "
-    "uma victor wendy"
-).split()
+_NAMES = [
+    "alice",
+    "bob",
+    "carol",
+    "dave",
+    "erin",
+    "frank",
+    "grace",
+    "heidi",
+    "ivan",
+    "judy",
+    "mallory",
+    "niaj",
+    "olivia",
+    "peggy",
+    "rupert",
+    "sybil",
+    "trent",
+    "uma",
+    "victor",
+    "wendy",
+]
 
 
 def demo_matches(count: int = 300, seed: int = 7) -> list[Match]:
@@ -26,12 +44,18 @@ def demo_matches(count: int = 300, seed: int = 7) -> list[Match]:
         a, b = rng.sample(_NAMES, 2)
         p_a = 1.0 / (1.0 + 10 ** ((strength[b] - strength[a]) / 1.5))
         roll = rng.random()
-        winner = "draw" if abs(roll - p_a) < 0.03 else ("a" if roll < p_a else "b")
+        winner: Winner = "draw" if abs(roll - p_a) < 0.03 else ("a" if roll < p_a else "b")
         sa = PlayerStats(rng.randint(0, 3), rng.randint(0, 2), rng.randint(0, 1), rng.randint(0, 1))
         sb = PlayerStats(rng.randint(0, 3), rng.randint(0, 2), rng.randint(0, 1), rng.randint(0, 1))
         out.append(
             Match.single(
-                a, b, winner, sa, sb, match_id=f"demo-{i + 1:04d}", played_at=start + timedelta(minutes=20 * i)
+                a,
+                b,
+                winner,
+                sa,
+                sb,
+                match_id=f"demo-{i + 1:04d}",
+                played_at=start + timedelta(minutes=20 * i),
             )
         )
     return out

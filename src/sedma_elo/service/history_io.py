@@ -13,21 +13,26 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..errors import HistoryError, SedmaEloError
+from ..errors import HistoryError, SedmaEloError, ValidationError
 from ..model import Match, PlayerStats
 
 __all__ = ["COLUMNS", "read_matches", "write_matches"]
 
 _STATS = ("bad_moves", "won_by_16", "won_by_24", "won_by_4_and_last")
-COLUMNS = ("match_id", "played_at", "player_a", "player_b", "winner") + tuple(
-    f"{s}_{side}" for side in ("a", "b") for s in _STATS
+COLUMNS = (
+    "match_id",
+    "played_at",
+    "player_a",
+    "player_b",
+    "winner",
+    *(f"{s}_{side}" for side in ("a", "b") for s in _STATS),
 )
 
 
 def _open(path: Path) -> io.TextIOBase:
     if path.suffix == ".gz":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed by the caller
+    return open(path, encoding="utf-8", newline="")
 
 
 def _when(text: str) -> datetime | None:
@@ -61,7 +66,10 @@ def read_matches(path: str | Path, *, skip_bad: bool = False) -> tuple[list[Matc
                             counts.append(int(raw))
                         except ValueError as exc:
                             raise HistoryError(f"{s}_{side}", f"must be an integer, got {raw!r}") from exc
-                    stats[side] = PlayerStats(*counts)
+                    try:
+                        stats[side] = PlayerStats(*counts)
+                    except ValidationError as exc:
+                        raise HistoryError(f"{exc.field}_{side}", exc.reason) from exc
                 try:
                     when = _when((row.get("played_at") or "").strip())
                 except ValueError as exc:
@@ -94,15 +102,16 @@ def write_matches(path: str | Path, matches: Iterable[Match]) -> int:
         HistoryError: a two-against-two match (the CSV format has no columns for it).
     """
     target = Path(path)
-    raw = gzip.open(target, "wt", encoding="utf-8", newline="") if target.suffix == ".gz" else None
-    handle = raw if raw is not None else open(target, "w", encoding="utf-8", newline="")  # noqa: SIM115
     count = 0
-    with handle:
+    opener = gzip.open if target.suffix == ".gz" else open
+    with opener(target, "wt", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(COLUMNS)
         for match in matches:
             if len(match.team_a) != 1:
-                raise HistoryError("team_a", f"match {match.match_id}: the CSV format holds one-against-one only")
+                raise HistoryError(
+                    "team_a", f"match {match.match_id}: the CSV format holds one-against-one only"
+                )
             when = match.played_at.isoformat().replace("+00:00", "Z") if match.played_at else ""
             a, b = match.team_a[0], match.team_b[0]
             writer.writerow(

@@ -70,10 +70,12 @@ def hash_key(key: str) -> str:
 def _check_scope(scope: str) -> Scope:
     if scope not in SCOPES:
         raise ValidationError("scope", f"must be one of {', '.join(SCOPES)}, got {scope!r}")
-    return scope  # type: ignore[return-value]
+    return scope
 
 
-def create_key(db: Database, scope: str, label: str = "", *, secret: str | None = None) -> tuple[str, KeyInfo]:
+def create_key(
+    db: Database, scope: str, label: str = "", *, secret: str | None = None
+) -> tuple[str, KeyInfo]:
     """Create a key and return ``(secret, info)``; the secret is shown only this once.
 
     ``secret`` imports a given key (e.g. an admin bootstrap key); it must start with ``sk_`` and be
@@ -94,11 +96,15 @@ def create_key(db: Database, scope: str, label: str = "", *, secret: str | None 
         "revoked_at": None,
     }
     with db.write.begin() as conn:
-        existing = conn.execute(select(api_keys.c.id).where(api_keys.c.key_hash == info_row["key_hash"])).first()
+        existing = conn.execute(
+            select(api_keys.c.id).where(api_keys.c.key_hash == info_row["key_hash"])
+        ).first()
         if existing is not None:
             key_id = int(existing.id)
         else:
-            key_id = int(conn.execute(insert(api_keys).values(**info_row).returning(api_keys.c.id)).scalar_one())
+            key_id = int(
+                conn.execute(insert(api_keys).values(**info_row).returning(api_keys.c.id)).scalar_one()
+            )
     return key, KeyInfo(key_id, key[:10], checked, label[:200], str(info_row["created_at"]), None)
 
 

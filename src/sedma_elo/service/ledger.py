@@ -42,8 +42,8 @@ __all__ = [
     "ApplyOutcome",
     "HistoryPage",
     "ImportReport",
-    "Ledger",
     "LeaderboardPage",
+    "Ledger",
     "PlayerRecord",
     "VerifyReport",
     "VersionInfo",
@@ -409,7 +409,9 @@ class Ledger:
                 first = outcomes[first_in_batch[sub.match_id]]
                 assert first is not None
                 if first.status == "created":
-                    outcomes[i] = self._repeat_or_conflict(sub, subs[first_in_batch[sub.match_id]].body_hash, first.body)
+                    outcomes[i] = self._repeat_or_conflict(
+                        sub, subs[first_in_batch[sub.match_id]].body_hash, first.body
+                    )
                 else:
                     outcomes[i] = first
         return [o for o in outcomes if o is not None]
@@ -443,8 +445,8 @@ class Ledger:
         last_seq: dict[str, int],
         known: set[str],
     ) -> None:
-        new_rows = []
-        old_rows = []
+        new_rows: list[dict[str, Any]] = []
+        old_rows: list[dict[str, Any]] = []
         for pid, seq in last_seq.items():
             row = {
                 "version_id": version_id,
@@ -518,7 +520,13 @@ class Ledger:
                 }
                 result = rate(match_from_body(row.body), before, version.rules)
         return self.match_view(
-            json.loads(row.body), row.sequence, row.played_at, version, result, bool(row.voided), row.void_reason
+            json.loads(row.body),
+            row.sequence,
+            row.played_at,
+            version,
+            result,
+            bool(row.voided),
+            row.void_reason,
         )
 
     # ------------------------------------------------------------------ reads
@@ -531,8 +539,9 @@ class Ledger:
         with self.db.read.connect() as conn:
             vid = self._active_id(conn) if version_id is None else version_id
             row = conn.execute(
-                select(player_ratings.c.rating, player_ratings.c.matches_played, player_ratings.c.last_sequence)
-                .where(player_ratings.c.version_id == vid, player_ratings.c.player_id == player_id)
+                select(
+                    player_ratings.c.rating, player_ratings.c.matches_played, player_ratings.c.last_sequence
+                ).where(player_ratings.c.version_id == vid, player_ratings.c.player_id == player_id)
             ).first()
         if row is None:
             raise NotFoundError(f"player {player_id!r} has no rated match")
@@ -621,7 +630,12 @@ class Ledger:
                 query = query.where(or_(pr.rating < rating, and_(pr.rating == rating, pr.player_id > pid)))
             rows = conn.execute(query.order_by(pr.rating.desc(), pr.player_id).limit(limit + 1)).all()
         items = [
-            {"rank": rank + n + 1, "player_id": r.player_id, "rating": r.rating, "matches_played": r.matches_played}
+            {
+                "rank": rank + n + 1,
+                "player_id": r.player_id,
+                "rating": r.rating,
+                "matches_played": r.matches_played,
+            }
             for n, r in enumerate(rows[:limit])
         ]
         nxt = None
@@ -649,16 +663,26 @@ class Ledger:
                 raise NotFoundError(f"player {player_id!r} has no rated match")
             better = or_(pr.rating > me.rating, and_(pr.rating == me.rating, pr.player_id < player_id))
             worse = or_(pr.rating < me.rating, and_(pr.rating == me.rating, pr.player_id > player_id))
-            rank = int(
-                conn.execute(select(func.count()).select_from(player_ratings).where(pr.version_id == vid, better))
-                .scalar_one()
-            ) + 1
+            rank = (
+                int(
+                    conn.execute(
+                        select(func.count()).select_from(player_ratings).where(pr.version_id == vid, better)
+                    ).scalar_one()
+                )
+                + 1
+            )
             cols = (pr.player_id, pr.rating, pr.matches_played)
             above = conn.execute(
-                select(*cols).where(pr.version_id == vid, better).order_by(pr.rating, pr.player_id.desc()).limit(span)
+                select(*cols)
+                .where(pr.version_id == vid, better)
+                .order_by(pr.rating, pr.player_id.desc())
+                .limit(span)
             ).all()
             below = conn.execute(
-                select(*cols).where(pr.version_id == vid, worse).order_by(pr.rating.desc(), pr.player_id).limit(span)
+                select(*cols)
+                .where(pr.version_id == vid, worse)
+                .order_by(pr.rating.desc(), pr.player_id)
+                .limit(span)
             ).all()
         ordered = [*reversed(above), (player_id, me.rating, me.matches_played), *below]
         start = rank - len(above)
@@ -676,7 +700,9 @@ class Ledger:
     def ledger(self, *, include_voided: bool = False) -> Iterator[tuple[int, Match]]:
         """Every match in sequence order as ``(sequence, match)`` (``played_at`` set when known)."""
         with self.db.read.connect() as conn:
-            query = select(matches.c.sequence, matches.c.body, matches.c.played_at).order_by(matches.c.sequence)
+            query = select(matches.c.sequence, matches.c.body, matches.c.played_at).order_by(
+                matches.c.sequence
+            )
             if not include_voided:
                 query = query.where(matches.c.voided.is_(False))
             rows = conn.execute(query).all()
@@ -784,7 +810,9 @@ class Ledger:
         ).all()
         for pid, first in firsts:
             before = conn.execute(
-                select(rc.rating_before).where(rc.version_id == vid, rc.player_id == pid, rc.sequence == first)
+                select(rc.rating_before).where(
+                    rc.version_id == vid, rc.player_id == pid, rc.sequence == first
+                )
             ).scalar_one()
             earlier = conn.execute(
                 select(func.count(), func.max(rc.sequence)).where(
@@ -864,7 +892,9 @@ class Ledger:
                 )
             ]
             report.matches = len(entries)
-            for vid in conn.execute(select(rating_versions.c.id).order_by(rating_versions.c.id)).scalars().all():
+            for vid in (
+                conn.execute(select(rating_versions.c.id).order_by(rating_versions.c.id)).scalars().all()
+            ):
                 report.versions += 1
                 version = self._version(conn, int(vid))
                 expected_changes: dict[tuple[int, str], tuple[int, int]] = {}
@@ -903,4 +933,3 @@ class Ledger:
 def _check_limit(limit: int) -> None:
     if isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
         raise ValidationError("limit", f"must be within [1, {MAX_PAGE}]")
-

@@ -24,20 +24,25 @@ class ServiceSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SEDMA_ELO_", extra="ignore")
 
-    database_url: str = Field(DEFAULT_DATABASE_URL, description="SQLAlchemy URL (sqlite:///... or postgresql://...)")
-    host: str = Field("127.0.0.1", description="address to listen on")
-    port: int = Field(8000, ge=0, le=65535, description="TCP port")
+    database_url: str = Field(
+        default=DEFAULT_DATABASE_URL, description="SQLAlchemy URL (sqlite:///... or postgresql://...)"
+    )
+    host: str = Field(default="127.0.0.1", description="address to listen on")
+    port: int = Field(default=8000, ge=0, le=65535, description="TCP port")
     admin_key: SecretStr | None = Field(
-        None, description="optional bootstrap admin key (sk_..., at least 32 characters), stored hashed at start"
+        default=None,
+        description="optional bootstrap admin key (sk_..., at least 32 characters), stored hashed at start",
     )
-    rate_limit: float = Field(1000.0, ge=0, description="requests per second per API key (0: no limit)")
-    rate_burst: int = Field(2000, ge=1, description="requests a key may send at once before the limit bites")
-    max_body_bytes: int = Field(16_384, ge=1024, le=10_000_000, description="largest accepted request body")
-    max_batch: int = Field(512, ge=1, le=10_000, description="most matches committed in one group transaction")
+    rate_limit: float = Field(default=1000.0, ge=0, description="requests per second per API key (0: none)")
+    rate_burst: int = Field(default=2000, ge=1, description="requests a key may send at once")
+    max_body_bytes: int = Field(default=16_384, ge=1024, le=10_000_000, description="largest request body")
+    max_batch: int = Field(
+        default=512, ge=1, le=10_000, description="most matches committed in one group transaction"
+    )
     key_cache_seconds: float = Field(
-        2.0, ge=0, le=60, description="how long a checked key is trusted before it is looked up again"
+        default=2.0, ge=0, le=60, description="how long a checked key is trusted before it is looked up again"
     )
-    pool_size: int = Field(16, ge=1, le=200, description="database connections per engine")
+    pool_size: int = Field(default=16, ge=1, le=200, description="database connections per engine")
 
     def check_secure(self) -> None:
         """Refuse insecure settings.

@@ -21,7 +21,15 @@ from sqlalchemy import (
     Text,
 )
 
-__all__ = ["LEDGER_SEQUENCE", "api_keys", "matches", "metadata", "player_ratings", "rating_changes", "rating_versions"]
+__all__ = [
+    "LEDGER_SEQUENCE",
+    "api_keys",
+    "matches",
+    "metadata",
+    "player_ratings",
+    "rating_changes",
+    "rating_versions",
+]
 
 metadata = MetaData()
 
