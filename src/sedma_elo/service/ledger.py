@@ -32,7 +32,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from ..engine import RatingResult, rate
 from ..errors import ConflictError, NotFoundError, SedmaEloError, ValidationError
 from ..model import Match
-from ..rules import REFERENCE_RULES, Rules, rules_from_toml
+from ..rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules, rules_from_toml
 from ..storage import Database
 from ..storage.schema import matches, player_ratings, rating_changes, rating_versions
 from ._explain import change_to_dict
@@ -205,10 +205,32 @@ def _decode_cursor(cursor: str, field_name: str = "cursor") -> list[Any]:
 class Ledger:
     """The rating service's logic over one database (SQLite or PostgreSQL)."""
 
+    #: How long a reader trusts the active version id it last saw; a switch made by this process is
+    #: seen at once, one made by another process within this many seconds.
+    ACTIVE_TTL = 1.0
+
     def __init__(self, db: Database) -> None:
         self.db = db
         self._versions: dict[int, VersionInfo] = {}
         self._pg = db.dialect == "postgresql"
+        self._active: tuple[int, float] | None = None
+
+    def active_id(self) -> int:
+        """The active version's id for readers (cached for :attr:`ACTIVE_TTL` seconds).
+
+        Raises:
+            NotFoundError: there is no ratings version yet.
+        """
+        cached = self._active
+        now = time.monotonic()
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        rows = self.db.query("SELECT id FROM rating_versions WHERE active")
+        if not rows:
+            raise NotFoundError("there is no active ratings version")
+        vid = int(rows[0][0])
+        self._active = (vid, now + self.ACTIVE_TTL)
+        return vid
 
     # ------------------------------------------------------------------ versions
     def _version(self, conn: Connection, version_id: int) -> VersionInfo:
@@ -536,16 +558,16 @@ class Ledger:
         Raises:
             NotFoundError: the player has no match in that version.
         """
-        with self.db.read.connect() as conn:
-            vid = self._active_id(conn) if version_id is None else version_id
-            row = conn.execute(
-                select(
-                    player_ratings.c.rating, player_ratings.c.matches_played, player_ratings.c.last_sequence
-                ).where(player_ratings.c.version_id == vid, player_ratings.c.player_id == player_id)
-            ).first()
-        if row is None:
+        vid = self.active_id() if version_id is None else version_id
+        rows = self.db.query(
+            "SELECT rating, matches_played, last_sequence FROM player_ratings"
+            " WHERE version_id = ? AND player_id = ?",
+            (vid, player_id),
+        )
+        if not rows:
             raise NotFoundError(f"player {player_id!r} has no rated match")
-        return PlayerRecord(player_id, row.rating, row.matches_played, row.last_sequence, vid)
+        rating, played, last = rows[0]
+        return PlayerRecord(player_id, rating, played, last, vid)
 
     def player_history(self, player_id: str, limit: int = 50, cursor: str | None = None) -> HistoryPage:
         """The player's rating after each match, oldest first, ``limit`` per page (1..500).
@@ -613,28 +635,33 @@ class Ledger:
             ValidationError: bad ``limit`` or ``cursor``.
         """
         _check_limit(limit)
-        pr = player_ratings.c
-        with self.db.read.connect() as conn:
-            vid = self._active_id(conn) if version_id is None else version_id
-            query = select(pr.player_id, pr.rating, pr.matches_played).where(pr.version_id == vid)
-            rank = 0
-            if cursor is not None:
-                parts = _decode_cursor(cursor)
-                if (
-                    len(parts) != 3
-                    or not all(isinstance(p, int) and not isinstance(p, bool) for p in (parts[0], parts[2]))
-                    or not isinstance(parts[1], str)
-                ):
-                    raise ValidationError("cursor", "is not a cursor returned by this service")
-                rating, pid, rank = parts
-                query = query.where(or_(pr.rating < rating, and_(pr.rating == rating, pr.player_id > pid)))
-            rows = conn.execute(query.order_by(pr.rating.desc(), pr.player_id).limit(limit + 1)).all()
+        vid = self.active_id() if version_id is None else version_id
+        rank = 0
+        columns = "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = ?"
+        order = " ORDER BY rating DESC, player_id LIMIT ?"
+        if cursor is None:
+            rows = self.db.query(columns + order, (vid, limit + 1))
+        else:
+            parts = _decode_cursor(cursor)
+            if (
+                len(parts) != 3
+                or not all(isinstance(p, int) and not isinstance(p, bool) for p in (parts[0], parts[2]))
+                or not isinstance(parts[1], str)
+                or not MIN_RATING <= parts[0] <= MAX_RATING
+                or not 0 <= parts[2] < 2**62
+            ):
+                raise ValidationError("cursor", "is not a cursor returned by this service")
+            rating, pid, rank = parts
+            rows = self.db.query(
+                columns + " AND (rating < ? OR (rating = ? AND player_id > ?))" + order,
+                (vid, rating, rating, pid, limit + 1),
+            )
         items = [
             {
                 "rank": rank + n + 1,
-                "player_id": r.player_id,
-                "rating": r.rating,
-                "matches_played": r.matches_played,
+                "player_id": r[0],
+                "rating": r[1],
+                "matches_played": r[2],
             }
             for n, r in enumerate(rows[:limit])
         ]
@@ -779,6 +806,7 @@ class Ledger:
             self._rebuild_from(conn, vid, 0)
             if activate:
                 self._switch(conn, vid)
+        self._active = None
         return next(v for v in self.versions() if v.id == vid)
 
     def activate(self, version_id: int) -> VersionInfo:
@@ -791,6 +819,7 @@ class Ledger:
             self._lock_ledger(conn)
             self._version(conn, version_id)
             self._switch(conn, version_id)
+        self._active = None
         return next(v for v in self.versions() if v.id == version_id)
 
     @staticmethod

@@ -66,6 +66,27 @@ class Database:
     url: str
     read: Engine
     write: Engine
+    fast: Engine | None = None
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one read-only statement on a pooled autocommit DBAPI connection; return all rows.
+
+        For hot read paths: it skips SQLAlchemy's statement and result layers. Write ``?`` for
+        parameters (rewritten to ``%s`` for psycopg). Each call sees the latest committed data.
+        """
+        engine = self.fast or self.read
+        if self.dialect != "sqlite":
+            sql = sql.replace("?", "%s")
+        conn = engine.raw_connection()
+        try:
+            cur = conn.cursor()
+            try:
+                cur.execute(sql, params)
+                return list(cur.fetchall())
+            finally:
+                cur.close()
+        finally:
+            conn.close()
 
     @property
     def dialect(self) -> str:
@@ -77,6 +98,8 @@ class Database:
         self.read.dispose()
         if self.write is not self.read:
             self.write.dispose()
+        if self.fast is not None:
+            self.fast.dispose()
 
 
 def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool = True) -> Database:
@@ -94,7 +117,10 @@ def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool =
         write = _sqlite_engine(url, immediate=True, pool_size=2)
     else:
         read = write = create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
-    db = Database(url, read, write)
+    fast = None
+    if parsed.get_backend_name() != "sqlite":
+        fast = create_engine(url, pool_size=pool_size, max_overflow=pool_size, isolation_level="AUTOCOMMIT")
+    db = Database(url, read, write, fast)
     if migrate:
         upgrade(db)
     return db
