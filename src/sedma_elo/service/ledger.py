@@ -390,8 +390,7 @@ class Ledger:
                 continue
             seq = sequences[used]
             used += 1
-            body = self.match_view(json.loads(sub.body), seq, sub.played_at, version, result, False, None)
-            response = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+            response = self._response_text(sub, seq, version, result)
             for change in result.changes:
                 pid = change.player_id
                 ratings[pid] = change.rating_after
@@ -496,6 +495,31 @@ class Ledger:
             )
 
     # ------------------------------------------------------------------ explanations
+    @staticmethod
+    def _response_text(sub: Submission, seq: int, version: VersionInfo, result: RatingResult) -> str:
+        """The JSON text of :meth:`match_view` for a just-applied match, reusing the canonical body text."""
+        compact = (",", ":")
+        head = json.dumps(
+            {
+                "match_id": sub.match_id,
+                "sequence": seq,
+                "played_at": sub.played_at,
+                "voided": False,
+                "void_reason": None,
+            },
+            separators=compact,
+            ensure_ascii=False,
+        )
+        tail = json.dumps(
+            {
+                "ratings_version": {"id": version.id, "label": version.label, "rules": version.rules.label},
+                "changes": [change_to_dict(c) for c in result.changes],
+            },
+            separators=compact,
+            ensure_ascii=False,
+        )
+        return f'{head[:-1]},"match":{sub.body},{tail[1:]}'
+
     @staticmethod
     def match_view(
         body: dict[str, Any],

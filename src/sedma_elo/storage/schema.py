@@ -80,6 +80,7 @@ Index(
     player_ratings.c.version_id,
     player_ratings.c.rating.desc(),
     player_ratings.c.player_id,
+    player_ratings.c.matches_played,  # covering: a page never touches the table
 )
 
 #: One row per player per applied match per version: the history and the basis of explanations.

@@ -54,7 +54,7 @@ def upgrade() -> None:
     op.create_index(
         "ix_player_ratings_rank",
         "player_ratings",
-        ["version_id", sa.text("rating DESC"), "player_id"],
+        ["version_id", sa.text("rating DESC"), "player_id", "matches_played"],
     )
     op.create_table(
         "rating_changes",
