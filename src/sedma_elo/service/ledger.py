@@ -457,8 +457,8 @@ class Ledger:
         top = conn.execute(select(func.coalesce(func.max(matches.c.sequence), 0))).scalar_one()
         return list(range(int(top) + 1, int(top) + 1 + n))
 
-    @staticmethod
     def _store_players(
+        self,
         conn: Connection,
         version_id: int,
         ratings: dict[str, int],
@@ -479,7 +479,25 @@ class Ledger:
             (old_rows if pid in known else new_rows).append(row)
         if new_rows:
             conn.execute(insert(player_ratings), new_rows)
-        if old_rows:
+        if old_rows and self._pg:
+            # One statement instead of one round trip per player.
+            conn.execute(
+                text(
+                    "UPDATE player_ratings AS p SET rating = u.rating, matches_played = u.played, "
+                    "last_sequence = u.last FROM unnest(CAST(:ids AS text[]), CAST(:ratings AS integer[]), "
+                    "CAST(:played AS integer[]), CAST(:last AS bigint[])) "
+                    "AS u(player_id, rating, played, last) "
+                    "WHERE p.version_id = :vid AND p.player_id = u.player_id"
+                ),
+                {
+                    "ids": [r["player_id"] for r in old_rows],
+                    "ratings": [r["rating"] for r in old_rows],
+                    "played": [r["matches_played"] for r in old_rows],
+                    "last": [r["last_sequence"] for r in old_rows],
+                    "vid": version_id,
+                },
+            )
+        elif old_rows:
             conn.execute(
                 update(player_ratings)
                 .where(
