@@ -23,12 +23,12 @@ def _matches(n: int, seed: int) -> list[Match]:
 
 
 def test_concurrent_writers_apply_each_match_once_in_a_replayable_order(db_url: str) -> None:
-    """Six threads on three writers post overlapping matches (some twice): each lands once, verify passes."""
+    """Six threads on three writers (two threads each) post overlapping matches: each lands once, verify ok."""
     processes = []
     for _ in range(3):
         ledger = Ledger(open_database(db_url, pool_size=4))
         ledger.ensure_version()
-        writer = GroupWriter(ledger, max_batch=16)
+        writer = GroupWriter(ledger, max_batch=16, threads=2)
         writer.start()
         processes.append((ledger, writer))
     all_matches = _matches(180, seed=1)

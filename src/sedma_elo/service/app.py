@@ -279,7 +279,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         ledger.ensure_version()
         if settings.admin_key is not None:
             keys_mod.create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())
-        writer = GroupWriter(ledger, settings.max_batch)
+        threads = settings.writer_threads or (1 if db.dialect == "sqlite" else 4)
+        writer = GroupWriter(ledger, settings.max_batch, threads)
         writer.start()
         state.update(db=db, ledger=ledger, writer=writer)
         app.state.db = db

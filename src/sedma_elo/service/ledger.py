@@ -468,7 +468,7 @@ class Ledger:
     ) -> None:
         new_rows: list[dict[str, Any]] = []
         old_rows: list[dict[str, Any]] = []
-        for pid, seq in last_seq.items():
+        for pid, seq in sorted(last_seq.items()):  # a fixed order: concurrent inserts cannot deadlock
             row = {
                 "version_id": version_id,
                 "player_id": pid,

@@ -22,24 +22,35 @@ _Item = tuple[Submission, "concurrent.futures.Future[ApplyOutcome]"]
 
 
 class GroupWriter:
-    """A background thread that applies queued submissions in batches, in arrival order."""
+    """Background threads that apply queued submissions in batches, each batch in arrival order.
 
-    def __init__(self, ledger: Ledger, max_batch: int = 512) -> None:
+    With ``threads > 1`` (useful on PostgreSQL only, where row locks let independent batches commit
+    concurrently) batches overlap; the database's locks still order matches that share a player,
+    exactly as with several API processes.
+    """
+
+    def __init__(self, ledger: Ledger, max_batch: int = 512, threads: int = 1) -> None:
         self.ledger = ledger
         self.max_batch = max_batch
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="sedma-elo-writer", daemon=True)
+        self._threads = [
+            threading.Thread(target=self._run, name=f"sedma-elo-writer-{i}", daemon=True)
+            for i in range(threads)
+        ]
         self.batches = 0
         self.applied = 0
 
     def start(self) -> None:
-        """Start the writer thread."""
-        self._thread.start()
+        """Start the writer threads."""
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
-        """Finish what is queued, then stop the thread."""
-        self._queue.put(None)
-        self._thread.join()
+        """Finish what is queued, then stop the threads."""
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join()
 
     def submit_nowait(self, sub: Submission) -> concurrent.futures.Future[ApplyOutcome]:
         """Queue ``sub``; the future resolves once its batch has committed."""
@@ -64,7 +75,7 @@ class GroupWriter:
                 except queue.Empty:
                     break
                 if nxt is None:
-                    stopping = True
+                    stopping = True  # this thread's stop token; the batch in hand is still applied
                     break
                 batch.append(nxt)
             try:
