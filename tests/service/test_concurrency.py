@@ -23,7 +23,7 @@ def _matches(n: int, seed: int) -> list[Match]:
 
 
 def test_concurrent_writers_apply_each_match_once_in_a_replayable_order(db_url: str) -> None:
-    """Six threads on three writers (two threads each) post overlapping matches: each lands once, verify ok."""
+    """Six threads on three two-thread writers post overlapping matches: each lands once, verify ok."""
     processes = []
     for _ in range(3):
         ledger = Ledger(open_database(db_url, pool_size=4))
