@@ -1,0 +1,219 @@
+"""Per-match statistics from a game record: rounds won by kind, and the bad moves.
+
+A move is judged only where the player had a real choice (two or more ranks, or continue/stop).
+
+* **Exact** (two players, stock empty): both hands are known, so the solver gives every move's
+  value under perfect play. A move is bad when it gives away at least ``exact_threshold`` points
+  (default 1) against the best move.
+* **Sampled** (cards still hidden): :func:`~.pimc.pimc_values` estimates every move's value over
+  ``samples`` random deals of the unseen cards. A move is bad when its expected loss against the
+  best move is more than ``sampled_threshold`` points (default 1).
+
+Values count each ace and ten as one point and the last trick as half a point (it only breaks a 4:4
+tie), from the move to the end of the round.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from ..model import Match, PlayerStats
+from .cards import cards_of, format_card
+from .pimc import pimc_values
+from .record import GameRecord, Replay, iter_positions, replay
+from .solver import Solver
+from .state import STOP, RoundState, format_move
+
+__all__ = ["AnalysisConfig", "BadMove", "MatchAnalysis", "PlayerReport", "analyze"]
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisConfig:
+    """How bad moves are found (see the module docstring).
+
+    Attributes:
+        exact_threshold: points a move must lose against perfect play to be bad (exact positions).
+        sampled_threshold: expected points a move must lose, strictly more than this, to be bad.
+        samples: random deals per judged move while cards are hidden (cost grows linearly).
+        seed: seed of the sampling; the same record, config and seed give the same result.
+        sampled: judge moves while cards are hidden at all (``False``: exact positions only).
+    """
+
+    exact_threshold: float = 1.0
+    sampled_threshold: float = 1.0
+    samples: int = 32
+    seed: int = 0
+    sampled: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.exact_threshold > 0 or not self.sampled_threshold > 0:
+            raise ValueError("thresholds must be > 0 points")
+        if not 1 <= self.samples <= 10_000:
+            raise ValueError("samples must be in [1, 10000]")
+
+
+@dataclass(frozen=True, slots=True)
+class BadMove:
+    """One bad move. ``round`` and ``move`` are 1-based; points are match-round points (ace/ten = 1).
+
+    ``hand`` is the player's hand before the move, ``trick`` the cards already in the trick in order,
+    ``stock`` the cards left in the stock; ``method`` is ``exact`` or ``sampled``.
+    """
+
+    round: int
+    move: int
+    player: str
+    hand: tuple[str, ...]
+    trick: tuple[str, ...]
+    stock: int
+    played: str
+    best: str
+    loss: float
+    method: Literal["exact", "sampled"]
+
+    def position(self) -> str:
+        """A one-line description of the position."""
+        trick = " ".join(self.trick) if self.trick else "(leading)"
+        return f"hand {' '.join(self.hand)}; trick {trick}; stock {self.stock}"
+
+
+@dataclass(slots=True)
+class PlayerReport:
+    """One player's statistics in a match (round counts are those of the player's side)."""
+
+    player: str
+    side: int
+    rounds_won: int = 0
+    won_by_16: int = 0
+    won_by_24: int = 0
+    won_by_4_and_last: int = 0
+    bad_moves: list[BadMove] = field(default_factory=list)
+
+    def stats(self) -> PlayerStats:
+        """The four counts the rating takes."""
+        return PlayerStats(len(self.bad_moves), self.won_by_16, self.won_by_24, self.won_by_4_and_last)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchAnalysis:
+    """Everything derived from one valid record."""
+
+    record: GameRecord
+    replay: Replay
+    players: tuple[PlayerReport, ...]
+    judged_moves: int
+
+    @property
+    def winner(self) -> Literal["a", "b"]:
+        """The match winner's side: ``a`` (seat 0's side) or ``b``."""
+        return "a" if self.replay.winner == 0 else "b"
+
+    def to_match(self) -> Match:
+        """The rating input (:class:`~sedma_elo.model.Match`)."""
+        rec = self.record
+        team_a = tuple(p.player for p in self.players if p.side == 0)
+        team_b = tuple(p.player for p in self.players if p.side == 1)
+        played = datetime.fromisoformat(rec.played_at) if rec.played_at else None
+        stats = {p.player: p.stats() for p in self.players}
+        return Match(team_a, team_b, self.winner, stats, rec.match_id, played)
+
+    def to_json(self) -> dict[str, object]:
+        """The service's match body: ``match_id, played_at, player_a, player_b, winner, stats.{a,b}``.
+
+        A four-player match gives ``team_a``/``team_b`` lists and ``stats`` keyed by player id.
+        """
+        rec = self.record
+        out: dict[str, object] = {"match_id": rec.match_id, "played_at": rec.played_at}
+        if len(self.players) == 2:
+            out["player_a"], out["player_b"] = rec.players[0], rec.players[1]
+            out["winner"] = self.winner
+            out["stats"] = {"ab"[p.side]: p.stats().to_dict() for p in self.players}
+        else:
+            out["team_a"] = [p.player for p in self.players if p.side == 0]
+            out["team_b"] = [p.player for p in self.players if p.side == 1]
+            out["winner"] = self.winner
+            out["stats"] = {p.player: p.stats().to_dict() for p in self.players}
+        return out
+
+
+def _judge(
+    state: RoundState, config: AnalysisConfig, solver: Solver, rng: random.Random
+) -> tuple[dict[int, float], Literal["exact", "sampled"]] | None:
+    """Move values in points for the mover's side, or ``None`` when the move is not judged."""
+    moves = state.legal_moves()
+    if len({-1 if m == STOP else m >> 2 for m in moves}) < 2:
+        return None
+    if state.n == 2 and state.pos >= 32:
+        exact = solver.move_values(state)
+        return {m: v / 2 for m, v in exact.items()}, "exact"
+    if not config.sampled:
+        return None
+    values = pimc_values(state, rng, config.samples, solver)
+    return {m: v / 2 for m, v in values.items()}, "sampled"
+
+
+def analyze(
+    record: GameRecord,
+    config: AnalysisConfig | None = None,
+    solver: Solver | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> MatchAnalysis:
+    """Validate ``record`` by replaying it, then derive each player's statistics and bad moves.
+
+    Raises :class:`~sedma_elo.errors.GameRecordError` (before anything is judged) when the record is
+    invalid. ``progress(done, total)`` is called after each round.
+    """
+    config = config or AnalysisConfig()
+    solver = solver or Solver()
+    rep = replay(record)
+    rules = record.rules
+    reports = tuple(PlayerReport(pid, seat % 2) for seat, pid in enumerate(record.players))
+    for res in rep.results:
+        for rp in reports:
+            if rp.side != res.winner:
+                continue
+            rp.rounds_won += 1
+            rp.won_by_16 += res.counts_as_16(rules)
+            rp.won_by_24 += res.kind == "24"
+            rp.won_by_4_and_last += res.kind == "4_and_last"
+    judged = 0
+    trick_order: list[int] = []
+    current_round = 0
+    for r, i, state, mv in iter_positions(record):
+        if r != current_round and progress is not None:
+            progress(current_round + 1, len(record.rounds))
+        current_round = r
+        if state.led < 0:
+            trick_order = []
+        rng = random.Random(f"{config.seed}:{r}:{i}")
+        judgement = _judge(state, config, solver, rng)
+        if judgement is not None:
+            judged += 1
+            values, method = judgement
+            best = max(values, key=lambda m: values[m])
+            loss = values[best] - values[mv.move]
+            bad = loss >= config.exact_threshold if method == "exact" else loss > config.sampled_threshold
+            if bad:
+                reports[mv.player].bad_moves.append(
+                    BadMove(
+                        round=r + 1,
+                        move=i + 1,
+                        player=record.players[mv.player],
+                        hand=tuple(format_card(c) for c in cards_of(state.hands[mv.player])),
+                        trick=tuple(format_card(c) for c in trick_order),
+                        stock=state.stock_size,
+                        played=format_move(mv.move),
+                        best=format_move(best),
+                        loss=round(loss, 3),
+                        method=method,
+                    )
+                )
+        if mv.move != STOP:
+            trick_order.append(mv.move)
+    if progress is not None:
+        progress(len(record.rounds), len(record.rounds))
+    return MatchAnalysis(record, rep, reports, judged)
