@@ -28,7 +28,9 @@ from .record import GameRecord, Replay, iter_positions, replay
 from .solver import Solver
 from .state import STOP, RoundState, format_move
 
-__all__ = ["AnalysisConfig", "BadMove", "MatchAnalysis", "PlayerReport", "analyze"]
+Judge = Literal["all", "exact", "none"]
+
+__all__ = ["AnalysisConfig", "BadMove", "Judge", "MatchAnalysis", "PlayerReport", "analyze"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,20 +42,22 @@ class AnalysisConfig:
         sampled_threshold: expected points a move must lose, strictly more than this, to be bad.
         samples: random deals per judged move while cards are hidden (cost grows linearly).
         seed: seed of the sampling; the same record, config and seed give the same result.
-        sampled: judge moves while cards are hidden at all (``False``: exact positions only).
+        judge: which moves are judged: ``all``, ``exact`` (exact positions only) or ``none``.
     """
 
     exact_threshold: float = 1.0
     sampled_threshold: float = 1.0
     samples: int = 32
     seed: int = 0
-    sampled: bool = True
+    judge: Judge = "all"
 
     def __post_init__(self) -> None:
         if not self.exact_threshold > 0 or not self.sampled_threshold > 0:
             raise ValueError("thresholds must be > 0 points")
         if not 1 <= self.samples <= 10_000:
             raise ValueError("samples must be in [1, 10000]")
+        if self.judge not in ("all", "exact", "none"):
+            raise ValueError("judge must be all, exact or none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,13 +148,15 @@ def _judge(
     state: RoundState, config: AnalysisConfig, solver: Solver, rng: random.Random
 ) -> tuple[dict[int, float], Literal["exact", "sampled"]] | None:
     """Move values in points for the mover's side, or ``None`` when the move is not judged."""
+    if config.judge == "none":
+        return None
     moves = state.legal_moves()
     if len({-1 if m == STOP else m >> 2 for m in moves}) < 2:
         return None
     if state.n == 2 and state.pos >= 32:
         exact = solver.move_values(state)
         return {m: v / 2 for m, v in exact.items()}, "exact"
-    if not config.sampled:
+    if config.judge != "all":
         return None
     values = pimc_values(state, rng, config.samples, solver)
     return {m: v / 2 for m, v in values.items()}, "sampled"
