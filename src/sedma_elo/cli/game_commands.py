@@ -119,7 +119,7 @@ def play_command(
     except (ValueError, GameRecordError) as exc:
         raise _fail(str(exc)) from None
     played = play_match(bots, [f"{bot_a}-a", f"{bot_b}-b"], seed, rules, match_id=f"play-{seed}")
-    out.write_text(dumps_record(played.record, indent=1) + "\n", encoding="utf-8")
+    out.write_text(dumps_record(played.record, pretty=True) + "\n", encoding="utf-8")
     a, b = played.match_points
     console.print(f"{len(played.results)} rounds, {a}:{b}; record written to {out}")
 

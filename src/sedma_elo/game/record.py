@@ -26,6 +26,7 @@ naming the move (``move 18 of round 2``) and the reason; nothing is rated from a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -251,9 +252,18 @@ def record_to_dict(record: GameRecord) -> dict[str, object]:
     return out
 
 
-def dumps_record(record: GameRecord, *, indent: int | None = None) -> str:
-    """The record as JSON text."""
-    return json.dumps(record_to_dict(record), indent=indent)
+_MOVE_BLOCK = re.compile(r'\{\s*"player": (\d+),\s*"move": ("[^"]+")\s*\}')
+_CARD_LIST = re.compile(r'\[\s*((?:"[^"]+",\s*)*"[^"]+")\s*\]')
+
+
+def dumps_record(record: GameRecord, *, pretty: bool = False) -> str:
+    """The record as JSON text; ``pretty`` puts each move (and each deck) on one line of its own."""
+    data = record_to_dict(record)
+    if not pretty:
+        return json.dumps(data)
+    text = json.dumps(data, indent=1)
+    text = _MOVE_BLOCK.sub(r'{"player": \1, "move": \2}', text)
+    return _CARD_LIST.sub(lambda m: "[" + re.sub(r",\s*", ", ", m.group(1)) + "]", text)
 
 
 def iter_positions(record: GameRecord) -> Iterator[tuple[int, int, RoundState, Move]]:
