@@ -80,3 +80,12 @@ def test_one_solver_reused_gives_the_same_values_as_fresh_ones() -> None:
     for seed in range(40):
         state = _random_endgame(seed, seed + 1, seed % 4)
         assert shared.solve(state) == Solver().solve(state)
+
+
+def test_pack_hand_counts_each_rank() -> None:
+    """Two sevens, one ten and three aces pack to 2, 1 and 3 in their 3-bit fields."""
+    from sedma_elo.game.cards import mask_of
+    from sedma_elo.game.solver import pack_hand
+
+    hand = mask_of(parse_card(c) for c in ("7c", "7h", "Td", "Ac", "Ah", "As"))
+    assert pack_hand(hand) == 2 | (1 << 9) | (3 << 21)

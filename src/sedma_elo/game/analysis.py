@@ -145,7 +145,7 @@ class MatchAnalysis:
 
 
 def _judge(
-    state: RoundState, config: AnalysisConfig, solver: Solver, rng: random.Random
+    state: RoundState, config: AnalysisConfig, solver: Solver, seed: str
 ) -> tuple[dict[int, float], Literal["exact", "sampled"]] | None:
     """Move values in points for the mover's side, or ``None`` when the move is not judged."""
     if config.judge == "none":
@@ -158,7 +158,9 @@ def _judge(
         return {m: v / 2 for m, v in exact.items()}, "exact"
     if config.judge != "all":
         return None
-    values = pimc_values(state, rng, config.samples, solver)
+    # One generator per judged move, seeded by its place in the record: a move's verdict does not
+    # depend on which other moves were judged before it.
+    values = pimc_values(state, random.Random(seed), config.samples, solver)
     return {m: v / 2 for m, v in values.items()}, "sampled"
 
 
@@ -195,8 +197,7 @@ def analyze(
         current_round = r
         if state.led < 0:
             trick_order = []
-        rng = random.Random(f"{config.seed}:{r}:{i}")
-        judgement = _judge(state, config, solver, rng)
+        judgement = _judge(state, config, solver, f"{config.seed}:{r}:{i}")
         if judgement is not None:
             judged += 1
             values, method = judgement

@@ -25,12 +25,20 @@ _RANK_PTS = (0, 0, 0, 2, 0, 0, 0, 2)
 _ORDER = (1, 2, 4, 5, 6, 3, 7, 0)
 
 
-def pack_hand(mask: int) -> int:
-    """Pack a card bitmask into eight 3-bit rank counts (rank 0 = sevens in the lowest bits)."""
+def _pack_slow(mask: int, ranks: int) -> int:
     packed = 0
-    for rank in range(8):
+    for rank in range(ranks):
         packed |= ((mask >> (4 * rank)) & 0xF).bit_count() << (3 * rank)
     return packed
+
+
+#: Packed counts of every 16-bit half hand (four ranks), so a hand packs with two look-ups.
+_HALF = tuple(_pack_slow(m, 4) for m in range(1 << 16))
+
+
+def pack_hand(mask: int) -> int:
+    """Pack a card bitmask into eight 3-bit rank counts (rank 0 = sevens in the lowest bits)."""
+    return _HALF[mask & 0xFFFF] | (_HALF[mask >> 16] << 12)
 
 
 class Solver:
@@ -52,17 +60,18 @@ class Solver:
             raise ValueError("the exact solver needs a two-player round with an empty stock")
         if state.done:
             return 0
+        return self._search(*self._root(state), 0, HALF_POINTS_TOTAL)
+
+    def _root(self, state: RoundState) -> tuple[int, int, int, int, int, int]:
+        """The packed search state of ``state``: (h0, h1, leader, phase, led, trick half-points)."""
+        if state.n != 2 or state.pos < 32 or state.done:
+            raise ValueError("the exact solver needs an unfinished two-player round with an empty stock")
         if len(self.tt) > self.max_entries:
             self.tt.clear()
         h0, h1 = pack_hand(state.hands[0]), pack_hand(state.hands[1])
         pts = 2 * (state.trick & POINT_CARDS).bit_count()
-        if state.led < 0:
-            phase = _LEAD
-        elif state.deciding:
-            phase = _DECIDE
-        else:
-            phase = _FOLLOW
-        return self._search(h0, h1, state.leader, phase, state.led, pts, 0, HALF_POINTS_TOTAL)
+        phase = _LEAD if state.led < 0 else _DECIDE if state.deciding else _FOLLOW
+        return h0, h1, state.leader, phase, state.led, pts
 
     def _trick_end(self, h0: int, h1: int, w: int, pts: int, alpha: int, beta: int) -> int:
         if not h0 and not h1:
@@ -71,17 +80,31 @@ class Solver:
         return gain + self._search(h0, h1, w, _LEAD, -1, 0, alpha - gain, beta - gain)
 
     def _search(
-        self, h0: int, h1: int, leader: int, phase: int, led: int, pts: int, alpha: int, beta: int
+        self,
+        h0: int,
+        h1: int,
+        leader: int,
+        phase: int,
+        led: int,
+        pts: int,
+        alpha: int,
+        beta: int,
+        out: dict[int, int] | None = None,
     ) -> int:
+        """Fail-soft alpha-beta. With ``out`` (root only) every child is searched with the full window
+        and its exact value stored under its rank (``-1`` for stop)."""
         key = h0 | (h1 << 24) | (leader << 48) | (phase << 49) | ((led + 1) << 51) | (pts << 55)
         tt = self.tt
         lo, hi = tt.get(key, (0, HALF_POINTS_TOTAL))
-        if lo >= beta:
-            return lo
-        if hi <= alpha:
-            return hi
-        if lo == hi:
-            return lo
+        if out is None:
+            if lo >= beta:
+                return lo
+            if hi <= alpha:
+                return hi
+            if lo == hi:
+                return lo
+        else:
+            lo, hi = 0, HALF_POINTS_TOTAL
         a0, b0 = max(alpha, lo), min(beta, hi)
         a, b = a0, b0
         self.nodes += 1
@@ -97,6 +120,10 @@ class Solver:
                         v = self._search(nh, h1, leader, _FOLLOW, r, _RANK_PTS[r], a, b)
                     else:
                         v = self._search(h0, nh, leader, _FOLLOW, r, _RANK_PTS[r], a, b)
+                    if out is not None:
+                        out[r] = v
+                        best = max(best, v) if maximize else min(best, v)
+                        continue
                     if maximize:
                         if v > best:
                             best = v
@@ -124,6 +151,10 @@ class Solver:
                             v = self._trick_end(n0, n1, mover, p2, a, b)
                     else:
                         v = self._trick_end(n0, n1, leader, p2, a, b)
+                    if out is not None:
+                        out[r] = v
+                        best = max(best, v) if maximize else min(best, v)
+                        continue
                     if maximize:
                         if v > best:
                             best = v
@@ -145,6 +176,10 @@ class Solver:
                     n0, n1 = (nh, h1) if mover == 0 else (h0, nh)
                     v = self._search(n0, n1, leader, _FOLLOW, led, pts + _RANK_PTS[r], a, b)
                 else:
+                    continue
+                if out is not None:
+                    out[r] = v
+                    best = max(best, v) if maximize else min(best, v)
                     continue
                 if maximize:
                     if v > best:
@@ -169,18 +204,17 @@ class Solver:
         """For each legal move, the mover side's final half-points (``0..17``) under perfect play.
 
         Final means the whole round: the half-points already won are included. Two cards of the same
-        rank always get the same value.
+        rank always get the same value. ``state`` as for :meth:`solve` and not finished.
         """
-        side = state.to_move & 1
-        out: dict[int, int] = {}
+        args = self._root(state)
         by_rank: dict[int, int] = {}
+        self._search(*args, 0, HALF_POINTS_TOTAL, by_rank)
+        won0 = 2 * state.points(0)
+        flip = state.to_move & 1
+        out: dict[int, int] = {}
         for move in state.legal_moves():
-            rank = -1 if move == STOP else move >> 2
-            if rank not in by_rank:
-                child = state.copy()
-                child.play(move)
-                by_rank[rank] = final_value(child, side, self)
-            out[move] = by_rank[rank]
+            v0 = won0 + by_rank[-1 if move == STOP else move >> 2]
+            out[move] = HALF_POINTS_TOTAL - v0 if flip else v0
         return out
 
 
