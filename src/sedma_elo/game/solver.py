@@ -41,6 +41,47 @@ def pack_hand(mask: int) -> int:
     return _HALF[mask & 0xFFFF] | (_HALF[mask >> 16] << 12)
 
 
+_Child = tuple[int, int, int, int, int, int, int]
+
+
+def _children(h0: int, h1: int, leader: int, phase: int, led: int, pts: int, mover: int) -> list[_Child]:
+    """The moves of a packed state, best-first guess, each as
+    ``(rank or -1 for stop, h0, h1, next phase or -1 when the trick ends, led rank, trick half-points,
+    the trick's taker when it ends)``."""
+    hand = h0 if mover == 0 else h1
+    out: list[_Child] = []
+    if phase == _LEAD:
+        for r in _ORDER:
+            if (hand >> (3 * r)) & 7:
+                nh = hand - (1 << (3 * r))
+                n0, n1 = (nh, h1) if mover == 0 else (h0, nh)
+                out.append((r, n0, n1, _FOLLOW, r, _RANK_PTS[r], -1))
+    elif phase == _FOLLOW:
+        lhand = h0 if leader == 0 else h1
+        can_continue = (lhand >> (3 * led)) & 7 or lhand & 7
+        # Taking cards first (led rank, then a seven), then the rest low to high.
+        order = (led, 0, *(r for r in _ORDER if r != led and r != 0)) if led != 0 else _ORDER[::-1]
+        for r in order:
+            if (hand >> (3 * r)) & 7:
+                nh = hand - (1 << (3 * r))
+                n0, n1 = (nh, h1) if mover == 0 else (h0, nh)
+                p2 = pts + _RANK_PTS[r]
+                if r != led and r != 0:
+                    out.append((r, n0, n1, -1, led, p2, leader))
+                elif can_continue:
+                    out.append((r, n0, n1, _DECIDE, led, p2, -1))
+                else:
+                    out.append((r, n0, n1, -1, led, p2, mover))
+    else:
+        for r in (led, 0) if led != 0 else (0,):
+            if (hand >> (3 * r)) & 7:
+                nh = hand - (1 << (3 * r))
+                n0, n1 = (nh, h1) if mover == 0 else (h0, nh)
+                out.append((r, n0, n1, _FOLLOW, led, pts + _RANK_PTS[r], -1))
+        out.append((-1, h0, h1, -1, led, pts, 1 - leader))
+    return out
+
+
 class Solver:
     """Alpha-beta with a transposition table; see the module docstring."""
 
@@ -111,87 +152,26 @@ class Solver:
         mover = leader if phase != _FOLLOW else 1 - leader
         maximize = mover == 0
         best = -1 if maximize else HALF_POINTS_TOTAL + 1
-        hand = h0 if mover == 0 else h1
-        if phase == _LEAD:
-            for r in _ORDER:
-                if (hand >> (3 * r)) & 7:
-                    nh = hand - (1 << (3 * r))
-                    if mover == 0:
-                        v = self._search(nh, h1, leader, _FOLLOW, r, _RANK_PTS[r], a, b)
-                    else:
-                        v = self._search(h0, nh, leader, _FOLLOW, r, _RANK_PTS[r], a, b)
-                    if out is not None:
-                        out[r] = v
-                        best = max(best, v) if maximize else min(best, v)
-                        continue
-                    if maximize:
-                        if v > best:
-                            best = v
-                            if v > a:
-                                a = v
-                    elif v < best:
-                        best = v
-                        if v < b:
-                            b = v
-                    if a >= b:
-                        break
-        elif phase == _FOLLOW:
-            lhand = h0 if leader == 0 else h1
-            # Taking cards first (led rank, then a seven), then the rest low to high.
-            order = (led, 0, *(r for r in _ORDER if r != led and r != 0)) if led != 0 else _ORDER[::-1]
-            for r in order:
-                if (hand >> (3 * r)) & 7:
-                    nh = hand - (1 << (3 * r))
-                    p2 = pts + _RANK_PTS[r]
-                    n0, n1 = (nh, h1) if mover == 0 else (h0, nh)
-                    if r == led or r == 0:
-                        if (lhand >> (3 * led)) & 7 or lhand & 7:
-                            v = self._search(n0, n1, leader, _DECIDE, led, p2, a, b)
-                        else:
-                            v = self._trick_end(n0, n1, mover, p2, a, b)
-                    else:
-                        v = self._trick_end(n0, n1, leader, p2, a, b)
-                    if out is not None:
-                        out[r] = v
-                        best = max(best, v) if maximize else min(best, v)
-                        continue
-                    if maximize:
-                        if v > best:
-                            best = v
-                            if v > a:
-                                a = v
-                    elif v < best:
-                        best = v
-                        if v < b:
-                            b = v
-                    if a >= b:
-                        break
-        else:
-            ranks = (led, 0) if led != 0 else (0,)
-            for r in (*ranks, -1):
-                if r < 0:
-                    v = self._trick_end(h0, h1, 1 - leader, pts, a, b)
-                elif (hand >> (3 * r)) & 7:
-                    nh = hand - (1 << (3 * r))
-                    n0, n1 = (nh, h1) if mover == 0 else (h0, nh)
-                    v = self._search(n0, n1, leader, _FOLLOW, led, pts + _RANK_PTS[r], a, b)
-                else:
-                    continue
-                if out is not None:
-                    out[r] = v
-                    best = max(best, v) if maximize else min(best, v)
-                    continue
-                if maximize:
-                    if v > best:
-                        best = v
-                        if v > a:
-                            a = v
-                elif v < best:
+        for r, n0, n1, nphase, nled, p2, taker in _children(h0, h1, leader, phase, led, pts, mover):
+            if nphase < 0:
+                v = self._trick_end(n0, n1, taker, p2, a, b)
+            else:
+                v = self._search(n0, n1, leader, nphase, nled, p2, a, b)
+            if out is not None:
+                out[r] = v
+                best = max(best, v) if maximize else min(best, v)
+                continue
+            if maximize:
+                if v > best:
                     best = v
-                    if v < b:
-                        b = v
-                if a >= b:
-                    break
+                    if v > a:
+                        a = v
+            elif v < best:
+                best = v
+                if v < b:
+                    b = v
+            if a >= b:
+                break
         if best <= a0:
             tt[key] = (lo, best)
         elif best >= b0:
