@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -16,12 +17,40 @@ from ..errors import GameRecordError
 from ..game.analysis import AnalysisConfig, Judge, MatchAnalysis, analyze
 from ..game.bots import make_bot, play_match
 from ..game.config import GameRules
-from ..game.league import LeagueConfig, run_league, write_history_csv
+from ..game.league import BadMoveMode, LeagueConfig, run_league, write_history_csv
 from ..game.record import dumps_record, load_record
 from . import app
 
 console = Console()
 err_console = Console(stderr=True)
+
+
+class JudgeChoice(StrEnum):
+    """Which moves ``analyze`` judges."""
+
+    all = "all"
+    exact = "exact"
+    none = "none"
+
+
+class BadMovesChoice(StrEnum):
+    """Which bad moves the league counts."""
+
+    endgame = "endgame"
+    full = "full"
+    none = "none"
+
+
+_JUDGES: dict[JudgeChoice, Judge] = {
+    JudgeChoice.all: "all",
+    JudgeChoice.exact: "exact",
+    JudgeChoice.none: "none",
+}
+_BAD_MOVES: dict[BadMovesChoice, BadMoveMode] = {
+    BadMovesChoice.endgame: "endgame",
+    BadMovesChoice.full: "full",
+    BadMovesChoice.none: "none",
+}
 
 
 def _fail(message: str) -> typer.Exit:
@@ -71,8 +100,9 @@ def analyze_command(
         bool, typer.Option("--json", help="Print the rating input (the service's match body) as JSON.")
     ] = False,
     judge: Annotated[
-        str, typer.Option(help="Which moves to judge: all, exact (stock-empty two-player only) or none.")
-    ] = "all",
+        JudgeChoice,
+        typer.Option(help="Which moves to judge: all, exact (stock-empty two-player only), none."),
+    ] = JudgeChoice.all,
     samples: Annotated[int, typer.Option(help="Random deals per judged move while cards are hidden.")] = 32,
     seed: Annotated[int, typer.Option(help="Seed of the sampling (same seed, same result).")] = 0,
     exact_threshold: Annotated[
@@ -83,9 +113,7 @@ def analyze_command(
     ] = 1.0,
 ) -> None:
     """Validate a game record and print each player's rounds won, 16er/24er/4-and-last and bad moves."""
-    if judge not in ("all", "exact", "none"):
-        raise _fail("--judge must be all, exact or none")
-    judge_mode: Judge = "all" if judge == "all" else "exact" if judge == "exact" else "none"
+    judge_mode: Judge = _JUDGES[judge]
     try:
         config = AnalysisConfig(exact_threshold, sampled_threshold, samples, seed, judge_mode)
     except ValueError as exc:
@@ -135,20 +163,19 @@ def league_command(
         float, typer.Option(help="Fraction of matches with a (slow) sampling bot, 0..1.")
     ] = 0.02,
     bad_moves: Annotated[
-        str, typer.Option(help="Bad moves counted: endgame (exact positions), full (also sampled), none.")
-    ] = "endgame",
+        BadMovesChoice,
+        typer.Option(help="Bad moves counted: endgame (exact positions), full (also sampled), none."),
+    ] = BadMovesChoice.endgame,
     start: Annotated[str, typer.Option(help="Date of the first match (ISO 8601).")] = "2025-01-01",
     per_day: Annotated[int, typer.Option(help="Matches dated each day.")] = 100,
 ) -> None:
     """Run a league of bots of graded strength and write its match history in the project's CSV format."""
-    if bad_moves not in ("none", "endgame", "full"):
-        raise _fail("--bad-moves must be none, endgame or full")
     try:
         config = LeagueConfig(
             matches=matches,
             seed=seed,
             sampling_share=sampling_share,
-            bad_moves="none" if bad_moves == "none" else "endgame" if bad_moves == "endgame" else "full",
+            bad_moves=_BAD_MOVES[bad_moves],
             start=date.fromisoformat(start),
             per_day=per_day,
         )

@@ -33,6 +33,7 @@ from .state import RoundState
 __all__ = [
     "CSV_COLUMNS",
     "ROSTER",
+    "BadMoveMode",
     "LeagueConfig",
     "MixedBot",
     "run_league",
