@@ -6,7 +6,8 @@ over the value *half-points seat 0 takes from here on* (each ace or ten 2, the l
 last trick only breaks a 4:4 tie, exactly like half a point), with a transposition table of
 ``(lower, upper)`` bounds keyed by the whole state, and a cheap move ordering (taking cards and
 low cards first). The table is valid for any position, so one :class:`Solver` can be reused across
-positions, rounds and matches; it is cleared when it grows past ``max_entries``.
+positions, rounds and matches; it is cleared when it grows past ``max_entries`` (default 500,000
+entries, roughly 75 MB).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ class Solver:
 
     __slots__ = ("max_entries", "nodes", "tt")
 
-    def __init__(self, max_entries: int = 2_000_000) -> None:
+    def __init__(self, max_entries: int = 500_000) -> None:
         self.tt: dict[int, tuple[int, int]] = {}
         self.max_entries = max_entries
         self.nodes = 0
