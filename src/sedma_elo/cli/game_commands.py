@@ -104,6 +104,9 @@ def analyze_command(
         typer.Option(help="Which moves to judge: all, exact (stock-empty two-player only), none."),
     ] = JudgeChoice.all,
     samples: Annotated[int, typer.Option(help="Random deals per judged move while cards are hidden.")] = 32,
+    max_samples: Annotated[
+        int, typer.Option(help="Most deals for a move whose loss is within noise of the threshold.")
+    ] = 128,
     seed: Annotated[int, typer.Option(help="Seed of the sampling (same seed, same result).")] = 0,
     exact_threshold: Annotated[
         float, typer.Option(help="Points a move must lose against perfect play to be bad.")
@@ -115,7 +118,14 @@ def analyze_command(
     """Validate a game record and print each player's rounds won, 16er/24er/4-and-last and bad moves."""
     judge_mode: Judge = _JUDGES[judge]
     try:
-        config = AnalysisConfig(exact_threshold, sampled_threshold, samples, seed, judge_mode)
+        config = AnalysisConfig(
+            exact_threshold=exact_threshold,
+            sampled_threshold=sampled_threshold,
+            samples=samples,
+            max_samples=max(max_samples, samples),
+            seed=seed,
+            judge=judge_mode,
+        )
     except ValueError as exc:
         raise _fail(str(exc)) from None
     try:

@@ -15,7 +15,9 @@ tie), from the move to the end of the round.
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,7 +25,7 @@ from typing import Literal
 
 from ..model import Match, PlayerStats
 from .cards import cards_of, format_card
-from .pimc import pimc_values
+from .pimc import move_key, pimc_world_values
 from .record import GameRecord, Replay, iter_positions, replay
 from .solver import Solver
 from .state import STOP, RoundState, format_move
@@ -41,6 +43,8 @@ class AnalysisConfig:
         exact_threshold: points a move must lose against perfect play to be bad (exact positions).
         sampled_threshold: expected points a move must lose, strictly more than this, to be bad.
         samples: random deals per judged move while cards are hidden (cost grows linearly).
+        max_samples: the most deals for a move whose loss is within two standard errors of the
+            threshold (borderline verdicts get up to this many; ``samples`` disables it).
         seed: seed of the sampling; the same record, config and seed give the same result.
         judge: which moves are judged: ``all``, ``exact`` (exact positions only) or ``none``.
     """
@@ -48,6 +52,7 @@ class AnalysisConfig:
     exact_threshold: float = 1.0
     sampled_threshold: float = 1.0
     samples: int = 32
+    max_samples: int = 128
     seed: int = 0
     judge: Judge = "all"
 
@@ -56,6 +61,8 @@ class AnalysisConfig:
             raise ValueError("thresholds must be > 0 points")
         if not 1 <= self.samples <= 10_000:
             raise ValueError("samples must be in [1, 10000]")
+        if not self.samples <= self.max_samples <= 100_000:
+            raise ValueError("max_samples must be in [samples, 100000]")
         if self.judge not in ("all", "exact", "none"):
             raise ValueError("judge must be all, exact or none")
 
@@ -144,24 +151,52 @@ class MatchAnalysis:
         return out
 
 
+def _sampled_values(
+    state: RoundState, played: int, config: AnalysisConfig, solver: Solver, seed: str
+) -> dict[int, float]:
+    """Mean values in points by sampling, with more worlds while the verdict is within noise.
+
+    Starts with ``config.samples`` worlds; while the played move is not the best and its mean loss
+    is within two standard errors of the threshold, adds as many worlds again, up to
+    ``config.max_samples``.
+    """
+    # One generator per judged move, seeded by its place in the record: a move's verdict does not
+    # depend on which other moves were judged before it.
+    rng = random.Random(seed)
+    worlds = pimc_world_values(state, rng, config.samples, solver)
+    played_key = move_key(played)
+    while True:
+        n = len(worlds[played_key])
+        means = {key: sum(v) / n for key, v in worlds.items()}
+        best_key = max(means, key=lambda k: means[k])
+        if best_key == played_key or n >= config.max_samples:
+            break
+        diffs = [b - p for b, p in zip(worlds[best_key], worlds[played_key], strict=True)]
+        loss = statistics.fmean(diffs) / 2
+        se = statistics.stdev(diffs) / math.sqrt(n) / 2 if n > 1 else math.inf
+        if abs(loss - config.sampled_threshold) > 2 * se:
+            break
+        more = pimc_world_values(state, rng, min(config.samples, config.max_samples - n), solver)
+        for key, vals in more.items():
+            worlds[key].extend(vals)
+    return {m: means[move_key(m)] / 2 for m in state.legal_moves()}
+
+
 def _judge(
-    state: RoundState, config: AnalysisConfig, solver: Solver, seed: str
+    state: RoundState, played: int, config: AnalysisConfig, solver: Solver, seed: str
 ) -> tuple[dict[int, float], Literal["exact", "sampled"]] | None:
     """Move values in points for the mover's side, or ``None`` when the move is not judged."""
     if config.judge == "none":
         return None
     moves = state.legal_moves()
-    if len({-1 if m == STOP else m >> 2 for m in moves}) < 2:
+    if len({move_key(m) for m in moves}) < 2:
         return None
     if state.n == 2 and state.pos >= 32:
         exact = solver.move_values(state)
         return {m: v / 2 for m, v in exact.items()}, "exact"
     if config.judge != "all":
         return None
-    # One generator per judged move, seeded by its place in the record: a move's verdict does not
-    # depend on which other moves were judged before it.
-    values = pimc_values(state, random.Random(seed), config.samples, solver)
-    return {m: v / 2 for m, v in values.items()}, "sampled"
+    return _sampled_values(state, played, config, solver, seed), "sampled"
 
 
 def analyze(
@@ -197,7 +232,7 @@ def analyze(
         current_round = r
         if state.led < 0:
             trick_order = []
-        judgement = _judge(state, config, solver, f"{config.seed}:{r}:{i}")
+        judgement = _judge(state, mv.move, config, solver, f"{config.seed}:{r}:{i}")
         if judgement is not None:
             judged += 1
             values, method = judgement

@@ -23,7 +23,7 @@ from .greedy import greedy_move
 from .solver import HALF_POINTS_TOTAL, Solver, final_value
 from .state import STOP, RoundState
 
-__all__ = ["pimc_values", "playout_value"]
+__all__ = ["move_key", "pimc_values", "pimc_world_values", "playout_value"]
 
 
 def playout_value(state: RoundState, side: int, solver: Solver) -> int:
@@ -37,23 +37,28 @@ def playout_value(state: RoundState, side: int, solver: Solver) -> int:
     return v0 if side == 0 else HALF_POINTS_TOTAL - v0
 
 
-def pimc_values(state: RoundState, rng: random.Random, samples: int, solver: Solver) -> dict[int, float]:
-    """For each legal move, the mover side's mean final half-points (``0..17``) over ``samples`` worlds.
+def move_key(move: int) -> int:
+    """The key that merges equivalent moves: the card's rank, or ``-1`` for stop."""
+    return -1 if move == STOP else move >> 2
 
-    Two cards of the same rank get the same value. Deterministic for a given ``rng`` state.
-    """
+
+def pimc_world_values(
+    state: RoundState, rng: random.Random, samples: int, solver: Solver
+) -> dict[int, list[int]]:
+    """For each candidate (by :func:`move_key`), the mover side's final half-points in each of
+    ``samples`` worlds, the same worlds for every candidate. Deterministic for a given ``rng`` state;
+    calling again with the same ``rng`` continues with fresh worlds."""
     if samples < 1:
         raise ValueError("samples must be >= 1")
     p = state.to_move
     side = p & 1
-    moves = state.legal_moves()
     reps: dict[int, int] = {}
-    for m in moves:
-        reps.setdefault(-1 if m == STOP else m >> 2, m)
+    for m in state.legal_moves():
+        reps.setdefault(move_key(m), m)
     unseen = list(cards_of(ALL_CARDS & ~(state.hands[p] | state.played_mask())))
     others = [s for s in range(state.n) if s != p]
     sizes = [state.hands[s].bit_count() for s in others]
-    totals = dict.fromkeys(reps, 0)
+    values: dict[int, list[int]] = {key: [] for key in reps}
     prefix = state.deck[: state.pos]
     for _ in range(samples):
         rng.shuffle(unseen)
@@ -69,5 +74,14 @@ def pimc_values(state: RoundState, rng: random.Random, samples: int, solver: Sol
         for key, move in reps.items():
             w = world.copy()
             w.play(move)
-            totals[key] += playout_value(w, side, solver)
-    return {m: totals[-1 if m == STOP else m >> 2] / samples for m in moves}
+            values[key].append(playout_value(w, side, solver))
+    return values
+
+
+def pimc_values(state: RoundState, rng: random.Random, samples: int, solver: Solver) -> dict[int, float]:
+    """For each legal move, the mover side's mean final half-points (``0..17``) over ``samples`` worlds.
+
+    Two cards of the same rank get the same value. Deterministic for a given ``rng`` state.
+    """
+    worlds = pimc_world_values(state, rng, samples, solver)
+    return {m: sum(worlds[move_key(m)]) / samples for m in state.legal_moves()}
