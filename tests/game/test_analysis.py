@@ -124,3 +124,12 @@ def test_sampled_analysis_is_deterministic_for_a_seed() -> None:
     b = analyze(load_record(EXAMPLE), config)
     assert [p.bad_moves for p in a.players] == [p.bad_moves for p in b.players]
     assert a.judged_moves > 0
+
+
+def test_example_rates_through_the_engine() -> None:
+    """The derived Match goes straight into sedma_elo.rate: alice (winner) gains, her bad move is counted."""
+    from sedma_elo import rate
+
+    result = rate(analyze(load_record(EXAMPLE), _exact()).to_match(), {"alice": 1000, "bob": 1000})
+    alice = next(c for c in result.changes if c.player_id == "alice")
+    assert alice.rating_after > 1000 and alice.score.malus.count == 1
