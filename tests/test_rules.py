@@ -87,14 +87,14 @@ def test_k_tier_boundaries(rating: int, k: int) -> None:
         ("colour = 1\n", "colour"),
         ("[bonus]\nper_32 = 0.1\n", "bonus.per_32"),
         ("[k_factor]\ntiers = [{below = 1200, k = 40, x = 1}]\n", "k_factor.tiers[0].x"),
-        ("[bonus]\nper_16 = \"0.05\"\n", "bonus.per_16"),
+        ('[bonus]\nper_16 = "0.05"\n', "bonus.per_16"),
         ("[bonus]\nloser_scale = true\n", "bonus.loser_scale"),
         ("initial_rating = 1000.5\n", "initial_rating"),
         ("[k_factor]\ntop = 16.0\n", "k_factor.top"),
         ("bonus = 3\n", "bonus"),
-        ("rounding = \"up\"\n", "rounding"),
+        ('rounding = "up"\n', "rounding"),
         ("[score]\nmin = 1.0\nmax = 0.5\n", "score.max"),
-        ("name = \"\"\n", "name"),
+        ('name = ""\n', "name"),
         ("[bonus\n", "(toml)"),
     ],
 )
@@ -109,7 +109,7 @@ def test_validation_names_the_key(text: str, key: str) -> None:
 
 def test_missing_file_is_a_rules_error(tmp_path: Path) -> None:
     """An unreadable rules file is a RulesError naming the file."""
-    with pytest.raises(RulesError, match="nope.toml"):
+    with pytest.raises(RulesError, match=r"nope\.toml"):
         load_rules(tmp_path / "nope.toml")
 
 
