@@ -28,7 +28,6 @@ from ..model import STAT_FIELDS, Winner, check_count, check_rating
 from . import app
 
 console = Console()
-err_console = Console(stderr=True)
 
 rules_app = typer.Typer(
     help="Show, check and create rating rules files (TOML).", no_args_is_help=True, add_completion=False
@@ -42,12 +41,12 @@ def _user_errors(prefix: str = "") -> Iterator[None]:
     try:
         yield
     except SedmaEloError as exc:
-        err_console.print(f"error: {prefix}{exc}", markup=False, highlight=False)
+        typer.echo(f"error: {prefix}{exc}", err=True)
         raise typer.Exit(2) from None
 
 
 def _fail(message: str) -> typer.Exit:
-    err_console.print(f"error: {message}", markup=False, highlight=False)
+    typer.echo(f"error: {message}", err=True)
     return typer.Exit(2)
 
 
