@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sedma_elo import MAX_COUNT, REFERENCE_RULES, BonusRule, Match, PlayerStats, Rules, rate, score_breakdown
+from sedma_elo.engine import _rate_explained
 
+GOLDEN = Path(__file__).parent / "golden" / "reference_vectors.csv"
 FLOAT64_RULES = REFERENCE_RULES.replace(name="reference-f64", arithmetic="float64")
 ratings = st.integers(-3000, 5000)
 small = st.integers(0, 40)
@@ -18,7 +21,8 @@ small = st.integers(0, 40)
 counts = st.one_of(small, st.integers(0, MAX_COUNT))
 stats = st.builds(PlayerStats, counts, counts, counts, counts)
 winners = st.sampled_from(["a", "b", "draw"])
-rule_sets = st.sampled_from([REFERENCE_RULES, FLOAT64_RULES])
+HALF_UP_RULES = REFERENCE_RULES.replace(name="reference-half-up", rounding="half_up")
+rule_sets = st.sampled_from([REFERENCE_RULES, FLOAT64_RULES, HALF_UP_RULES])
 STAT_FIELDS = ("bad_moves", "won_by_16", "won_by_24", "won_by_4_and_last")
 SWAP = {"a": "b", "b": "a", "draw": "draw"}
 
@@ -212,3 +216,58 @@ def test_half_way_changes_follow_the_rounding_rule(rounding: str, before: int, a
     result = rate(match, {"alice": before, "bob": before}, rules)
     assert result["alice"].change == 0.5
     assert result["alice"].rating_after == after
+
+
+# ---------------------------------------------------------------------------- fast path
+@given(winners, stats, stats, st.integers(-50_000, 50_000), st.integers(-50_000, 50_000), rule_sets)
+def test_new_ratings_agree_with_the_explanation(
+    winner: str, sa: PlayerStats, sb: PlayerStats, ra: int, rb: int, rules: Rules
+) -> None:
+    """The one-against-one fast path gives exactly the ratings of the explained path."""
+    match = Match.single("alice", "bob", winner, sa, sb)  # type: ignore[arg-type]
+    result = rate(match, {"alice": ra, "bob": rb}, rules)
+    fast = result.new_ratings
+    assert fast == {c.player_id: c.rating_after for c in result.changes}
+    assert result == _rate_explained(match, {"alice": ra, "bob": rb}, rules)
+
+
+def test_fast_path_matches_every_reference_vector() -> None:
+    """new_ratings (without building the explanation) reproduces all 3,000 C# vectors."""
+    rows = GOLDEN.read_text().splitlines()
+    header = rows[0].split(",")
+    assert len(rows) == 3001
+    for line in rows[1:]:
+        row = dict(zip(header, line.split(","), strict=True))
+        counts = [int(row[c]) for c in header[3:11]]
+        sa = PlayerStats(counts[0], counts[2], counts[4], counts[6])
+        sb = PlayerStats(counts[1], counts[3], counts[5], counts[7])
+        match = Match.single("a", "b", "a" if row["player_a_won"] == "true" else "b", sa, sb)
+        new = rate(match, {"a": int(row["rating_a"]), "b": int(row["rating_b"])}).new_ratings
+        assert new == {"a": int(row["new_rating_a"]), "b": int(row["new_rating_b"])}, line
+
+
+def test_explanation_uses_the_ratings_given_at_rate_time() -> None:
+    """Changing the ratings dict after rate() does not change the (deferred) explanation."""
+    ratings = {"alice": 1000, "bob": 1100}
+    result = rate(Match.single("alice", "bob", "a"), ratings)
+    ratings.update(result.new_ratings)
+    assert result["alice"].rating_before == 1000
+    assert result["bob"].rating_before == 1100
+
+
+def test_result_is_read_only() -> None:
+    """A RatingResult's attributes cannot be reassigned."""
+    result = rate(Match.single("alice", "bob", "a"), {})
+    with pytest.raises(AttributeError):
+        result.match = result.match  # type: ignore[misc]
+    result.new_ratings["alice"] = 0
+    assert result.new_ratings["alice"] == 1020
+
+
+def test_invalid_rating_error_is_the_same_on_both_paths() -> None:
+    """The fast path names the same field as the explained path."""
+    from sedma_elo import ValidationError
+
+    for team_a, team_b in ((("alice",), ("bob",)), (("alice", "carol"), ("bob", "dave"))):
+        with pytest.raises(ValidationError, match=r"^ratings\.bob: must be within"):
+            rate(Match(team_a, team_b, "a", {}), {"bob": 10**6})
