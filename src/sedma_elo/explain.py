@@ -148,6 +148,19 @@ def _bonus_to_dict(t: BonusTerm) -> dict[str, Any]:
 
 def _num(x: float) -> float:
     """``x`` itself, or for a single-precision value the shortest decimal that reads back to it."""
+    found = _SHORT.get(x)
+    if found is None:
+        found = _shortest_single(x)
+        if len(_SHORT) >= 4096:
+            _SHORT.clear()
+        _SHORT[x] = found
+    return found
+
+
+_SHORT: dict[float, float] = {}  # score values repeat a lot: the same counts under the same rules
+
+
+def _shortest_single(x: float) -> float:
     if not math.isfinite(x) or f32(x) != x:
         return x
     for digits in range(1, 10):
