@@ -11,7 +11,8 @@ from sedma_elo.explain import change_to_dict, explain_player, explain_result, re
 
 PLAYER_KEYS = {
     "player_id", "side", "outcome", "teammates", "opponents", "rating_before", "k", "k_reason",
-    "team_rating", "opponent_rating", "expected", "score", "change", "rating_after", "delta", "explanation",
+    "team_rating", "opponent_rating", "expected", "score", "change", "rating_after", "delta",
+    "games_played", "notes", "explanation",
 }  # fmt: skip
 SCORE_KEYS = {
     "base", "bonuses", "bonus_total", "bonus_scale", "bonus_scaled", "malus", "unclamped", "adjusted",

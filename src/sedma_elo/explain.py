@@ -38,7 +38,9 @@ service returns. Its field names are stable (new fields may be added, none renam
           },
           "change": 25.6025...,              # k * (adjusted - expected), not rounded
           "rating_after": 1026, "delta": 26,
-          "explanation": ["alice won against bob, ...", ...]
+          "games_played": null,              # games before the match, when given to rate()
+          "notes": [],                       # one sentence per rule variant that acted
+          "explanation": ["alice won against bob, ...", ...]  # explain_player()
         }
       ]
     }
@@ -106,6 +108,9 @@ def change_to_dict(result: RatingResult, player_id: str) -> dict[str, Any]:
         "change": change.change,
         "rating_after": change.rating_after,
         "delta": change.delta,
+        # Rule variants (rate(games_played=...), docs/rules.md) add these to PlayerChange.
+        "games_played": getattr(change, "games_played", None),
+        "notes": list(getattr(change, "notes", ())),
         "explanation": explain_player(result, player_id),
     }
 
@@ -227,6 +232,7 @@ def explain_player(result: RatingResult, player_id: str, *, second_person: bool 
         out.append(_sentence(_malus_text(s)))
     out.extend(_score_sentences(s, my))
     out.append(_change_sentence(change))
+    out.extend(_sentence(note) for note in getattr(change, "notes", ()))
     return out
 
 
