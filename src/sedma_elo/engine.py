@@ -361,7 +361,10 @@ def _rate_single(match: Match, ratings: Mapping[str, int], rules: Rules) -> Rati
         outcome_a, outcome_b = "loss", "win"
     else:
         outcome_a = outcome_b = "draw"
-    cache = _score_cache(rules)
+    hot = _HOT
+    if hot[0] is not rules:
+        hot = _hot(rules)
+    _, cache, tiers, k_top, half_even, label = hot
     stats = match.stats
     st = stats.get(a, NO_STATS)
     found = cache.get((outcome_a, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
@@ -369,9 +372,18 @@ def _rate_single(match: Match, ratings: Mapping[str, int], rules: Rules) -> Rati
     st = stats.get(b, NO_STATS)
     found = cache.get((outcome_b, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
     score_b = (found or score_breakdown(outcome_b, st, rules)).adjusted
-    change_a = rating_a + rules.k_factor(rating_a) * (score_a - expected_a)
-    change_b = rating_b + rules.k_factor(rating_b) * (score_b - expected_b)
-    if rules.rounding == "half_even":
+    k_a = k_b = k_top  # Rules.k_factor, inlined
+    for below, k in tiers:
+        if rating_a < below:
+            k_a = k
+            break
+    for below, k in tiers:
+        if rating_b < below:
+            k_b = k
+            break
+    change_a = rating_a + k_a * (score_a - expected_a)
+    change_b = rating_b + k_b * (score_b - expected_b)
+    if half_even:
         new_a, new_b = round(change_a), round(change_b)
     else:
         new_a, new_b = _round(change_a, rules), _round(change_b, rules)
@@ -379,7 +391,21 @@ def _rate_single(match: Match, ratings: Mapping[str, int], rules: Rules) -> Rati
     def explain() -> tuple[PlayerChange, ...]:
         return _rate_explained(match, {a: rating_a, b: rating_b}, rules).changes
 
-    return RatingResult._deferred(match, rules.label, {a: new_a, b: new_b}, explain)
+    return RatingResult._deferred(match, label, {a: new_a, b: new_b}, explain)
+
+
+_Hot = tuple[
+    Rules | None, dict[tuple[object, ...], ScoreBreakdown], tuple[tuple[int, int], ...], int, bool, str
+]
+#: What _rate_single needs of the rules it saw last, read once per call instead of per use.
+_HOT: _Hot = (None, {}, (), 0, True, "")
+
+
+def _hot(rules: Rules) -> _Hot:
+    global _HOT
+    tiers = tuple((t.below, t.k) for t in rules.k_tiers)
+    _HOT = (rules, _score_cache(rules), tiers, rules.k_top, rules.rounding == "half_even", rules.label)
+    return _HOT
 
 
 def _rate_explained(match: Match, ratings: Mapping[str, int], rules: Rules) -> RatingResult:
