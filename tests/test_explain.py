@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from sedma_elo import REFERENCE_RULES, BonusRule, Match, PlayerStats, rate
+from sedma_elo import REFERENCE_RULES, BonusRule, Match, PlayerStats, Rules, rate
 from sedma_elo.explain import change_to_dict, explain_player, explain_result, result_to_dict
 
 PLAYER_KEYS = {
@@ -185,3 +187,44 @@ def test_unknown_player_is_a_key_error() -> None:
     """Asking for someone who did not play raises KeyError."""
     with pytest.raises(KeyError):
         explain_player(rate(_capped_win(), {}), "zoe")
+
+
+_counts = st.integers(0, 40)
+_stats = st.builds(PlayerStats, _counts, _counts, _counts, _counts)
+_rules = st.sampled_from(
+    [
+        REFERENCE_RULES,
+        REFERENCE_RULES.replace(name="f64", arithmetic="float64"),
+        REFERENCE_RULES.replace(name="narrow", score_min=0.1, score_max=0.9, loser_bonus_scale=0.0),
+    ]
+)
+
+
+@given(
+    st.sampled_from(["a", "b", "draw"]),
+    st.booleans(),
+    st.lists(_stats, min_size=4, max_size=4),
+    st.lists(st.integers(-50_000, 50_000), min_size=4, max_size=4),
+    _rules,
+)
+def test_any_match_explains_to_strict_json(
+    winner: str, teams: bool, stats: list[PlayerStats], ratings: list[int], rules: Rules
+) -> None:
+    """Every match explains: strict JSON (no NaN), a headline with the delta, the clamp named when it hit."""
+    ids = ["p1", "p2", "p3", "p4"]
+    team_a, team_b = (("p1", "p2"), ("p3", "p4")) if teams else (("p1",), ("p3",))
+    by_id = {p: s for p, s in zip(ids, stats, strict=True) if p in team_a + team_b}
+    match = Match(team_a, team_b, winner, by_id)  # type: ignore[arg-type]
+    result = rate(match, dict(zip(ids, ratings, strict=True)), rules)
+    data = result_to_dict(result)
+    json.dumps(data, allow_nan=False)
+    for player in data["players"]:
+        sentences = player["explanation"]
+        delta = player["delta"]
+        sign = "+" if delta >= 0 else "\u2212"
+        assert (
+            f": {sign}{abs(delta)}, from {player['rating_before']} to {player['rating_after']}."
+            in sentences[0]
+        )
+        clamped = player["score"]["clamp"] != "none"
+        assert any("clamped to" in s for s in sentences) == clamped
