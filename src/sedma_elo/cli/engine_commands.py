@@ -18,7 +18,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from .. import REFERENCE_RULES, Match, PlayerStats, RatingResult, Rules, load_rules, rate
 from ..errors import SedmaEloError, ValidationError
@@ -230,7 +232,7 @@ def print_explanation(result: RatingResult, out: Console) -> None:
         out.print()
         out.print(f"[bold]{p['player_id']}[/bold]")
         for sentence in explain_player(result, p["player_id"]):
-            out.print(f"  {sentence}", markup=False, highlight=False)
+            out.print(Padding(Text(sentence), (0, 0, 0, 2), expand=False))
 
 
 def _g(x: float) -> str:
