@@ -273,3 +273,19 @@ def test_every_command_has_help(command: list[str]) -> None:
     assert result.exit_code == 0
     assert "Usage:" in result.stdout
     assert len(result.stdout.split("\n")) > 5
+
+
+def test_rate_team_and_draw_from_flags() -> None:
+    """Repeated --player-a/--rating-a give a team; --winner draw works from flags."""
+    args = ["rate", "--player-a", "alice", "--player-a", "carol", "--player-b", "bob", "--player-b", "dave"]
+    args += ["--rating-a", "1000", "--rating-a", "1200", "--rating-b", "1250", "--rating-b", "1350"]
+    result = runner.invoke(app, [*args, "--winner", "draw", "--json"])
+    assert result.exit_code == 0, result.output
+    # Means 1100 vs 1300, expected_a = 1 / (1 + sqrt(10)) = 0.2403; draw: alice 1000 + 40 * 0.2597 -> 1010,
+    # carol 1200 + 32 * 0.2597 -> 1208, bob 1250 - 32 * 0.2597 -> 1242, dave 1350 - 8.31 -> 1342.
+    assert json.loads(result.stdout)["new_ratings"] == {
+        "alice": 1010,
+        "carol": 1208,
+        "bob": 1242,
+        "dave": 1342,
+    }

@@ -350,6 +350,8 @@ _COMMENTS = {
     "their bonus; on a draw each player keeps draw_scale of theirs.",
     "malus": "Each bad move subtracts per_bad_move from the score, at most max in total.",
     "score": "base + bonus - malus is clamped to [min, max] (the adjusted score).",
+    "update": "Rule variants of the update itself: zero_sum moves both sides by the same whole number of\n"
+    "points in opposite directions; floor keeps every rating at or above it.",
     "teams": 'Two against two: a team\'s rating for the expected score is the "mean" or the "sum" of its\n'
     "players' ratings. Each player is then updated with their own K and statistics.",
 }
@@ -358,11 +360,16 @@ _COMMENTS = {
 def commented_toml(rules: Rules) -> str:
     """``rules.to_toml()`` with a header and a comment before each documented key or table.
 
-    The comments are only added: the text reads back to rules equal to ``rules``.
+    The comments are only added: the text reads back to rules equal to ``rules``. Keys without
+    a comment here (new rule variants) are written all the same.
     """
     lines = [_HEADER]
+    table = ""
     for line in rules.to_toml().splitlines():
-        key = line.strip("[]") if line.startswith("[") else line.split(" = ", 1)[0]
+        if line.startswith("["):
+            key = table = line.strip("[]")
+        else:  # keys inside a table are looked up as "table.key"
+            key = (f"{table}." if table else "") + line.split(" = ", 1)[0]
         lines.extend(f"# {comment}" for comment in _COMMENTS.get(key, "").splitlines())
         lines.append(line)
     return "\n".join(lines).rstrip("\n") + "\n"
