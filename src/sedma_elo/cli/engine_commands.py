@@ -122,8 +122,9 @@ def rate_command(
     --rating-a 1000 --rating-b 1100 --a-16 1 --b-bad-moves 2``; teams and draws also from
     ``--match FILE`` (JSON).
     """
-    with _user_errors():
+    with _user_errors(f"{rules_file}: " if rules_file else ""):
         rules = load_rules(rules_file)
+    with _user_errors():
         counts = {
             "--a-bad-moves": a_bad_moves,
             "--a-16": a_16,
@@ -425,7 +426,7 @@ def demo(
     rules_file: RulesOption = None,
 ) -> None:
     """Replay the bundled sample history, print the leaderboard and explain one match."""
-    with _user_errors():
+    with _user_errors(f"{rules_file}: " if rules_file else ""):
         rules = load_rules(rules_file)
     matches = load_sample_history()
     ratings, played, results = replay_matches(matches, rules)
