@@ -271,3 +271,14 @@ def test_invalid_rating_error_is_the_same_on_both_paths() -> None:
     for team_a, team_b in ((("alice",), ("bob",)), (("alice", "carol"), ("bob", "dave"))):
         with pytest.raises(ValidationError, match=r"^ratings\.bob: must be within"):
             rate(Match(team_a, team_b, "a", {}), {"bob": 10**6})
+
+
+def test_result_pickles_and_copies() -> None:
+    """A result with a deferred explanation pickles and deep-copies to an equal result."""
+    import copy
+    import pickle
+
+    result = rate(Match.single("alice", "bob", "a", PlayerStats(won_by_16=1)), {"bob": 1100})
+    assert pickle.loads(pickle.dumps(result)) == result
+    assert copy.deepcopy(result) == result
+    assert copy.copy(result).new_ratings == result.new_ratings

@@ -204,6 +204,10 @@ class RatingResult:
 
     __hash__ = None  # type: ignore[assignment]  # like the match it holds
 
+    def __reduce__(self) -> tuple[type[RatingResult], tuple[Match, str, tuple[PlayerChange, ...]]]:
+        # Pickle and copy the built explanation, never the closure that would build it.
+        return (RatingResult, (self.match, self.rules_label, self.changes))
+
     def __repr__(self) -> str:
         return (
             f"RatingResult(match={self.match!r}, rules_label={self.rules_label!r}, changes={self.changes!r})"
