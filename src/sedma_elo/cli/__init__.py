@@ -12,7 +12,6 @@ app = typer.Typer(
 )
 
 # Command modules register themselves on `app` when imported; keep this list sorted.
-from . import (  # noqa: E402
-    engine_commands,  # noqa: F401
-    service_commands,  # noqa: F401
-)
+from . import engine_commands  # noqa: E402,F401
+from . import game_commands as game_commands  # noqa: E402
+from . import service_commands as service_commands  # noqa: E402
