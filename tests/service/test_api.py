@@ -32,7 +32,7 @@ def test_post_answers_201_with_sequence_and_explained_changes(api: Api) -> None:
     assert body["match"]["player_a"] == "alice"
     after = {c["player_id"]: (c["rating_before"], c["rating_after"]) for c in body["changes"]}
     assert after == {"alice": (1000, 1020), "bob": (1000, 980)}
-    assert all(c["sentence"] for c in body["changes"])
+    assert all(c["explanation"] for c in body["changes"])
 
 
 def test_same_body_again_answers_200_with_the_same_bytes(api: Api) -> None:

@@ -31,11 +31,11 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from ..engine import RatingResult, rate
 from ..errors import ConflictError, NotFoundError, SedmaEloError, ValidationError
+from ..explain import change_to_dict
 from ..model import Match
 from ..rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules, rules_from_toml
 from ..storage import Database
 from ..storage.schema import matches, player_ratings, rating_changes, rating_versions
-from ._explain import change_to_dict
 from .payload import Submission, match_from_body, submission_from_match
 
 __all__ = [
@@ -531,7 +531,7 @@ class Ledger:
         tail = json.dumps(
             {
                 "ratings_version": {"id": version.id, "label": version.label, "rules": version.rules.label},
-                "changes": [change_to_dict(c) for c in result.changes],
+                "changes": [change_to_dict(result, c.player_id) for c in result.changes],
             },
             separators=compact,
             ensure_ascii=False,
@@ -557,7 +557,9 @@ class Ledger:
             "void_reason": void_reason,
             "match": body,
             "ratings_version": {"id": version.id, "label": version.label, "rules": version.rules.label},
-            "changes": [] if result is None else [change_to_dict(c) for c in result.changes],
+            "changes": []
+            if result is None
+            else [change_to_dict(result, c.player_id) for c in result.changes],
         }
 
     def get_match(self, match_id: str) -> dict[str, Any]:
