@@ -115,6 +115,13 @@ def wrk(
     }
 
 
+def report(name: str, r: dict[str, str]) -> None:
+    print(
+        f"  {name:<13}: {r['rps']:>9} req/s  p50 {r['p50']:>8}  p99 {r['p99']:>8}  "
+        f"non-2xx {r['non2xx']}  socket errors {r['socket_errors']}"
+    )
+
+
 def serve(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "0"}
     proc = subprocess.Popen(
@@ -149,25 +156,21 @@ def bench(kind: str, args: argparse.Namespace) -> None:
         try:
             env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
             w = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, env)
-            print(
-                f"  match writes : {w['rps']:>9} req/s  p50 {w['p50']:>8}  p99 {w['p99']:>8}  "
-                f"non-2xx {w['non2xx']}  socket errors {w['socket_errors']}"
+            report("match writes", w)
+            report(
+                "leaderboard",
+                wrk(base, "/v1/leaderboard?limit=50", None, args.duration, args.connections, {}),
             )
-            r = wrk(base, "/v1/leaderboard?limit=50", None, args.duration, args.connections, {})
-            print(
-                f"  leaderboard  : {r['rps']:>9} req/s  p50 {r['p50']:>8}  p99 {r['p99']:>8}  non-2xx {r['non2xx']}"
-            )
-            p = wrk(base, "/v1/players/p000001", PLAYER_LUA, args.duration, args.connections, {})
-            print(
-                f"  player reads : {p['rps']:>9} req/s  p50 {p['p50']:>8}  p99 {p['p99']:>8}  non-2xx {p['non2xx']}"
+            report(
+                "player reads",
+                wrk(base, "/v1/players/p000001", PLAYER_LUA, args.duration, args.connections, {}),
             )
         finally:
             proc.terminate()
             proc.wait(30)
         verify = subprocess.run([SEDMA_ELO, "verify", "--database-url", url], capture_output=True, text=True)
-        print(
-            f"  verify: exit {verify.returncode}: {verify.stdout.strip().splitlines()[-1] if verify.stdout else ''}"
-        )
+        last = verify.stdout.strip().splitlines()[-1] if verify.stdout.strip() else ""
+        print(f"  verify: exit {verify.returncode}: {last}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if pg_name:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import update
 from typer.testing import CliRunner
 
@@ -120,3 +121,24 @@ def test_db_upgrade_is_repeatable(db_url: str) -> None:
     """Running the migrations twice is harmless."""
     for _ in range(2):
         assert runner.invoke(app, ["db", "upgrade", "--database-url", db_url]).exit_code == 0
+
+
+def test_demo_setup_imports_the_sample_and_prints_a_key_last(
+    db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """serve --demo's setup imports the bundled history once and prints a working write key last."""
+    from sedma_elo.cli.service_commands import _prepare_demo
+
+    _prepare_demo(db_url, "127.0.0.1", 8000)
+    out = capsys.readouterr().out
+    key = out.strip().splitlines()[-1]
+    assert "curl" in out and "http://127.0.0.1:8000" in out
+    _prepare_demo(db_url, "127.0.0.1", 8000)  # a second start imports nothing more
+    db = open_database(db_url)
+    try:
+        assert authenticate(db, key).scope == "write"
+        ledger = Ledger(db)
+        assert ledger.ledger_size() > 0
+        assert ledger.verify().ok
+    finally:
+        db.dispose()

@@ -88,6 +88,9 @@ def serve(
         settings.check_secure()
     except (SedmaEloError, ValueError) as exc:
         raise _fail(exc) from exc
+    # Migrate and create the first version once, before any worker process starts.
+    with _ledger(settings.database_url):
+        pass
     if demo:
         _prepare_demo(settings.database_url, host, port)
     if workers == 1:
