@@ -9,6 +9,8 @@ import pytest
 from conftest import Api, make_api, single
 
 from sedma_elo import REFERENCE_RULES, Match, PlayerStats, rate
+from sedma_elo.service import Ledger
+from sedma_elo.storage import open_database
 
 ISSUE_BODY = {
     "match_id": "m-1",
@@ -220,6 +222,27 @@ def test_rerate_creates_a_new_active_version_and_keeps_the_old(api: Api) -> None
     assert [v["active"] for v in versions] == [False, True] and versions[1]["id"] == new_id
     assert api.admin("/v1/admin/versions/1/activate", None).status_code == 200
     assert api.get("/v1/players/alice").json()["rating"] == 1020
+
+
+def test_inactive_version_is_a_snapshot_caught_up_on_activation(api: Api) -> None:
+    """Matches posted after a switch go to the active version; re-activating the old one catches it up."""
+    api.post(single("s-1"))
+    toml = REFERENCE_RULES.replace(version="2.0").to_toml()
+    assert api.admin("/v1/admin/rules", {"rules_toml": toml}).status_code == 201
+    api.post(single("s-2"))
+    assert api.get("/v1/players/alice", version=1).json()["matches_played"] == 1
+    assert api.get("/v1/players/alice").json()["matches_played"] == 2
+    assert api.admin("/v1/admin/versions/1/activate", None).status_code == 200
+    assert api.get("/v1/players/alice").json()["matches_played"] == 2
+    ratings: dict[str, int] = {}
+    for m in (Match.single("alice", "bob", "a"), Match.single("alice", "bob", "a")):
+        ratings.update(rate(m, ratings, REFERENCE_RULES).new_ratings)
+    assert api.get("/v1/players/alice").json()["rating"] == ratings["alice"]
+    db = open_database(api.url, migrate=False)
+    try:
+        assert Ledger(db).verify().ok
+    finally:
+        db.dispose()
 
 
 def test_bad_rules_answer_422_naming_the_key(api: Api) -> None:

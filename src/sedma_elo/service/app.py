@@ -327,6 +327,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         outcome = await writer.submit(sub)
         if outcome.error is not None:
             raise outcome.error
+        if outcome.failure is not None:
+            raise outcome.failure
         return Response(
             outcome.body,
             status_code=201 if outcome.status == "created" else 200,

@@ -93,6 +93,7 @@ class ApplyOutcome:
     status: Literal["created", "repeat", "error"]
     body: str = ""
     error: SedmaEloError | None = None
+    failure: Exception | None = None  # an unexpected error (a server error, not the client's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +320,13 @@ class Ledger:
         except Exception:
             if len(submissions) == 1:
                 raise
-        return [self._apply_with_retry([sub])[0] for sub in submissions]
+        outcomes = []
+        for sub in submissions:
+            try:
+                outcomes.append(self._apply_with_retry([sub])[0])
+            except Exception as exc:  # only this match fails (answered 500); the others stand
+                outcomes.append(ApplyOutcome("error", failure=exc))
+        return outcomes
 
     def _apply_with_retry(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
         for attempt in range(_RETRIES):
@@ -862,9 +869,19 @@ class Ledger:
         with self.db.write.begin() as conn:
             self._lock_ledger(conn)
             self._version(conn, version_id)
+            # An inactive version received no new matches: catch it up with the ledger first.
+            self._rebuild_from(conn, version_id, self._through(conn, version_id) + 1)
             self._switch(conn, version_id)
         self._active = None
         return next(v for v in self.versions() if v.id == version_id)
+
+    @staticmethod
+    def _through(conn: Connection, version_id: int) -> int:
+        """The last sequence applied to a version: it holds every non-voided match up to there."""
+        last = conn.execute(
+            select(func.max(rating_changes.c.sequence)).where(rating_changes.c.version_id == version_id)
+        ).scalar()
+        return int(last or 0)
 
     @staticmethod
     def _switch(conn: Connection, version_id: int) -> None:
@@ -952,7 +969,9 @@ class Ledger:
         """Replay the non-voided ledger with the pure engine for every version and compare.
 
         Compares each stored rating change (before and after) and each player's final rating and
-        match count. The report lists every difference (at most 100).
+        match count. The active version must hold the whole non-voided ledger; an inactive version is
+        a snapshot and must hold exactly the non-voided matches up to the last one it applied. The
+        report lists every difference (at most 100).
         """
         report = VerifyReport()
         with self.db.read.begin() as conn:
@@ -965,15 +984,18 @@ class Ledger:
                 )
             ]
             report.matches = len(entries)
-            for vid in (
-                conn.execute(select(rating_versions.c.id).order_by(rating_versions.c.id)).scalars().all()
-            ):
+            versions = conn.execute(
+                select(rating_versions.c.id, rating_versions.c.active).order_by(rating_versions.c.id)
+            ).all()
+            for vid, active in versions:
                 report.versions += 1
                 version = self._version(conn, int(vid))
+                through = None if active else self._through(conn, int(vid))
+                covered = entries if through is None else [e for e in entries if e[0] <= through]
                 expected_changes: dict[tuple[int, str], tuple[int, int]] = {}
                 ratings: dict[str, int] = {}
                 counts: dict[str, int] = {}
-                for seq, result in replay(entries, version.rules, ratings):
+                for seq, result in replay(covered, version.rules, ratings):
                     for c in result.changes:
                         expected_changes[(seq, c.player_id)] = (c.rating_before, c.rating_after)
                         counts[c.player_id] = counts.get(c.player_id, 0) + 1
