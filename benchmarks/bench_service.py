@@ -19,6 +19,7 @@ Needs ``wrk`` (Debian: ``apt-get install -y wrk``).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import secrets
@@ -42,8 +43,9 @@ PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
 POST_LUA = r"""
 local counter = 0
-local tid = 0
 local threads = {}
+-- `tid` is a global that setup() sets in each thread's own Lua state (a local here would hide it
+-- and make both threads send the same ids and bodies).
 local prefix = os.getenv("BENCH_PREFIX") or "b"
 function setup(thread)
   thread:set("tid", #threads + 1)
@@ -106,7 +108,9 @@ def wrk(
     p99 = re.search(r"99%\s+([\d.]+\w+)", out)
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)", out)
+    total = re.search(r"(\d+) requests in", out)
     return {
+        "requests": total.group(1) if total else "?",
         "rps": rps.group(1) if rps else "?",
         "p50": p50.group(1) if p50 else "?",
         "p99": p99.group(1) if p99 else "?",
@@ -120,6 +124,11 @@ def report(name: str, r: dict[str, str]) -> None:
         f"  {name:<13}: {r['rps']:>9} req/s  p50 {r['p50']:>8}  p99 {r['p99']:>8}  "
         f"non-2xx {r['non2xx']}  socket errors {r['socket_errors']}"
     )
+
+
+def ledger_size(base: str) -> int:
+    with urllib.request.urlopen(f"{base}/healthz", timeout=10) as resp:
+        return int(json.loads(resp.read())["ledger_size"])
 
 
 def serve(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
@@ -155,8 +164,12 @@ def bench(kind: str, args: argparse.Namespace) -> None:
         base = f"http://127.0.0.1:{args.port}"
         try:
             env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
+            before = ledger_size(base)
             w = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, env)
             report("match writes", w)
+            print(
+                f"  {w['requests']} write requests answered; the ledger grew by {ledger_size(base) - before}"
+            )
             report(
                 "leaderboard",
                 wrk(base, "/v1/leaderboard?limit=50", None, args.duration, args.connections, {}),

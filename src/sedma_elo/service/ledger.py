@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ __all__ = [
     "now_text",
     "replay",
 ]
+
+_log = logging.getLogger(__name__)
 
 MAX_PAGE = 500
 _RETRIES = 20
@@ -336,6 +339,7 @@ class Ledger:
             except DBAPIError as exc:
                 if attempt == _RETRIES - 1 or not _is_retryable(exc):
                     raise
+                _log.info("retrying a batch of %d: %s", len(submissions), str(exc.orig).splitlines()[0])
                 time.sleep(0.002 * (attempt + 1))
         raise AssertionError("unreachable")
 
