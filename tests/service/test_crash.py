@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 import threading
@@ -58,8 +59,8 @@ def test_kill_9_loses_nothing_acknowledged(db_url: str) -> None:
                 return
             try:
                 status, content = _post(server.base, key, _body(i))
-            except OSError:
-                return  # the server died under us: this one is unacknowledged
+            except (OSError, http.client.HTTPException):
+                return  # the server died under us (refused, reset, cut short): unacknowledged
             if status in (200, 201):
                 with lock:
                     acked[i] = content
