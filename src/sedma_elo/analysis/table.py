@@ -1,0 +1,85 @@
+"""The columnar view of a history that the analysis works on: who played whom, when, and the result.
+
+Every forecaster (the Sedma rules and each peer system) reads this one table, so they all see the
+same matches in the same order and are scored on the same split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import ValidationError
+from ..model import Match
+
+__all__ = ["MatchTable", "table_from_matches"]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+_EPOCH = date(1970, 1, 1)
+
+
+@dataclass(frozen=True, eq=False)
+class MatchTable:
+    """One-against-one matches, oldest first.
+
+    Attributes:
+        a, b: index into ``players`` of side a and side b of each match.
+        y: outcome of side a (1.0 win, 0.0 loss, 0.5 draw).
+        day: day of the match (days since 1970-01-01); the match's position when it has no date.
+        players: player ids; ``players[a[i]]`` played side a of match ``i``.
+        matches: the matches themselves when the table was built from :class:`Match` objects
+            (needed by forecasters that call the engine), else ``None``.
+    """
+
+    a: IntArray
+    b: IntArray
+    y: FloatArray
+    day: IntArray
+    players: tuple[str, ...]
+    matches: tuple[Match, ...] | None = None
+
+    def __len__(self) -> int:
+        return int(self.y.size)
+
+    @property
+    def n_players(self) -> int:
+        """Number of distinct players."""
+        return len(self.players)
+
+
+def _day(played_at: datetime | None, position: int) -> int:
+    if played_at is None:
+        return position
+    return (played_at.date() - _EPOCH).days
+
+
+def table_from_matches(matches: Sequence[Match]) -> MatchTable:
+    """Build a :class:`MatchTable` from matches in playing order.
+
+    Raises:
+        ValidationError: a team match (field ``team_a``, the analysis compares one-against-one
+            systems) or an empty history (field ``history``).
+    """
+    if not matches:
+        raise ValidationError("history", "is empty: there is nothing to analyse")
+    index: dict[str, int] = {}
+    n = len(matches)
+    a = np.empty(n, dtype=np.int64)
+    b = np.empty(n, dtype=np.int64)
+    y = np.empty(n, dtype=np.float64)
+    day = np.empty(n, dtype=np.int64)
+    for i, m in enumerate(matches):
+        if len(m.team_a) != 1:
+            where = f"match {m.match_id}" if m.match_id else f"match {i + 1}"
+            raise ValidationError("team_a", f"{where}: the analysis handles one-against-one matches only")
+        a[i] = index.setdefault(m.team_a[0], len(index))
+        b[i] = index.setdefault(m.team_b[0], len(index))
+        y[i] = 1.0 if m.winner == "a" else 0.0 if m.winner == "b" else 0.5
+        day[i] = _day(m.played_at, i)
+    return MatchTable(a, b, y, day, tuple(index), tuple(matches))
