@@ -66,7 +66,7 @@ def test_empty_forecasts_are_an_error() -> None:
 
 def test_forecast_outside_unit_interval_refused() -> None:
     """A forecast above 1 names the field p."""
-    with pytest.raises(ValidationError, match="^p:"):
+    with pytest.raises(ValidationError, match=r"^p:"):
         score_forecasts([1.5], [1.0])
 
 
