@@ -47,6 +47,17 @@ class MatchTable:
     def __len__(self) -> int:
         return int(self.y.size)
 
+    def head(self, n: int) -> MatchTable:
+        """The first ``n`` matches (same player index, so ratings stay comparable)."""
+        return MatchTable(
+            self.a[:n],
+            self.b[:n],
+            self.y[:n],
+            self.day[:n],
+            self.players,
+            None if self.matches is None else self.matches[:n],
+        )
+
     @property
     def n_players(self) -> int:
         """Number of distinct players."""

@@ -1,0 +1,231 @@
+"""Tuning a rule set's coefficients for forecast quality, honestly.
+
+The objective is the log loss of the rule set's plain expected score on the *validation* window
+(by default the 20% of matches just before the last 30%). The tuner replays only the matches
+before the test window, so the test window cannot influence any trial; it is scored once, after
+the search, by the caller.
+
+The search space (:func:`search_space`) is bounded and listed in ``docs/analysis.md``. Optuna's
+TPE sampler with a fixed seed makes a single-process search reproducible; ``jobs > 1`` runs
+trials in threads and an optuna RDB ``storage`` URL lets several processes or machines share one
+study (then the order of trials, and so the result, depends on timing).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import optuna
+
+from ..errors import ValidationError
+from ..rules import REFERENCE_RULES, BonusRule, KTier, Rules
+from .forecast import Forecaster
+from .metrics import Split, score_forecasts
+from .sedma import sedma_rules
+from .table import MatchTable
+
+__all__ = ["Param", "TuneResult", "rules_from_params", "search_space", "tune_rules", "validation_loss"]
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One tuned coefficient: its name, bounds, and whether it is searched on a log scale or as an int."""
+
+    name: str
+    low: float
+    high: float
+    log: bool = False
+    integer: bool = False
+
+
+def search_space() -> tuple[Param, ...]:
+    """The bounded search space over the rules' coefficients.
+
+    K tiers are parametrised by the K of each tier and the tier boundaries relative to the
+    initial rating, so a faster K for newcomers (who start at the initial rating) and a slower
+    K for established players can both be found.
+    """
+    return (
+        Param("initial_rating", 1000, 1500, integer=True),
+        Param("k_new", 16, 80, integer=True),
+        Param("k_mid", 12, 64, integer=True),
+        Param("k_high", 8, 48, integer=True),
+        Param("k_top", 4, 40, integer=True),
+        Param("tier_1_offset", -200, 400, integer=True),
+        Param("tier_2_width", 50, 800, integer=True),
+        Param("tier_3_width", 50, 800, integer=True),
+        Param("per_16", 0.0, 0.2),
+        Param("per_24", 0.0, 0.3),
+        Param("per_4_and_last", 0.0, 0.1),
+        Param("max_16", 0.0, 0.5),
+        Param("max_24", 0.0, 0.5),
+        Param("max_4_and_last", 0.0, 0.5),
+        Param("loser_scale", 0.0, 1.0),
+        Param("malus_per_bad_move", 0.0, 0.03),
+        Param("malus_cap", 0.0, 0.3),
+        Param("score_max", 1.0, 1.5),
+    )
+
+
+def rules_from_params(
+    params: Mapping[str, float], base: Rules = REFERENCE_RULES, name: str = "tuned"
+) -> Rules:
+    """The rule set a point of :func:`search_space` stands for (missing keys keep ``base``'s values).
+
+    Raises:
+        RulesError: the point gives invalid rules (cannot happen inside the bounds).
+    """
+    init = int(params.get("initial_rating", base.initial_rating))
+    changes: dict[str, Any] = {"name": name, "initial_rating": init}
+    if "k_new" in params:
+        b1 = init + int(params["tier_1_offset"])
+        b2 = b1 + int(params["tier_2_width"])
+        b3 = b2 + int(params["tier_3_width"])
+        changes["k_tiers"] = (
+            KTier(b1, int(params["k_new"])),
+            KTier(b2, int(params["k_mid"])),
+            KTier(b3, int(params["k_high"])),
+        )
+        changes["k_top"] = int(params["k_top"])
+    for kind, attr in (("16", "bonus_16"), ("24", "bonus_24"), ("4_and_last", "bonus_4_and_last")):
+        old: BonusRule = getattr(base, attr)
+        per = float(params.get(f"per_{kind}", old.per_round))
+        cap = float(params.get(f"max_{kind}", old.cap))
+        changes[attr] = BonusRule(per, cap)
+    for key, attr in (
+        ("loser_scale", "loser_bonus_scale"),
+        ("malus_per_bad_move", "malus_per_bad_move"),
+        ("malus_cap", "malus_cap"),
+        ("score_max", "score_max"),
+    ):
+        if key in params:
+            changes[attr] = float(params[key])
+    return base.replace(**changes)
+
+
+def validation_loss(
+    table: MatchTable, split: Split, rules: Rules, forecaster: Callable[[Rules], Forecaster] = sedma_rules
+) -> float:
+    """Log loss of ``rules`` on the validation window, replaying only the matches before the test window."""
+    head = table.head(split.test_start)
+    fc = forecaster(rules)(head, split)
+    window = slice(split.valid_start, split.test_start)
+    return score_forecasts(fc.p[window], head.y[window]).log_loss
+
+
+@dataclass(frozen=True, slots=True)
+class TuneResult:
+    """The best trial of a search.
+
+    Attributes:
+        rules: the best rule set found.
+        valid_log_loss: its log loss on the validation window.
+        trials: number of finished trials in the study.
+        params: the best point of the search space.
+    """
+
+    rules: Rules
+    valid_log_loss: float
+    trials: int
+    params: Mapping[str, float]
+
+
+def tune_rules(
+    table: MatchTable,
+    split: Split,
+    *,
+    trials: int = 100,
+    jobs: int = 1,
+    seed: int = 0,
+    storage: str | None = None,
+    study_name: str = "sedma-elo-tune",
+    space: Sequence[Param] | None = None,
+    base: Rules = REFERENCE_RULES,
+    forecaster: Callable[[Rules], Forecaster] = sedma_rules,
+    on_trial: Callable[[int, float, float], None] | None = None,
+) -> TuneResult:
+    """Search ``space`` with optuna TPE for the rules with the lowest validation log loss.
+
+    The reference rules (``base``) are always the first trial, so the result is never worse on
+    the validation window than where the search started. ``on_trial(number, value, best)`` is
+    called after each trial (for a progress display).
+
+    Raises:
+        ValidationError: the split has no validation window, or ``trials``/``jobs`` below 1.
+    """
+    if split.n_valid < 1:
+        raise ValidationError("valid_fraction", "tuning needs a validation window (a fraction above 0)")
+    if trials < 1:
+        raise ValidationError("trials", f"must be at least 1, got {trials}")
+    if jobs < 1:
+        raise ValidationError("jobs", f"must be at least 1, got {jobs}")
+    space = tuple(space if space is not None else search_space())
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        direction="minimize",
+        sampler=optuna.samplers.TPESampler(seed=seed),
+        storage=storage,
+        study_name=study_name,
+        load_if_exists=storage is not None,
+    )
+    if not study.trials:
+        study.enqueue_trial(_params_of(base, space), skip_if_exists=True)
+
+    def objective(trial: optuna.Trial) -> float:
+        params: dict[str, float] = {}
+        for p in space:
+            if p.integer:
+                params[p.name] = trial.suggest_int(p.name, int(p.low), int(p.high), log=p.log)
+            else:
+                params[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
+        rules = rules_from_params(params, base)
+        loss = validation_loss(table, split, rules, forecaster)
+        return loss if math.isfinite(loss) else float("inf")
+
+    def callback(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+        if on_trial is not None and trial.value is not None:
+            on_trial(trial.number, trial.value, study.best_value)
+
+    study.optimize(objective, n_trials=trials, n_jobs=jobs, callbacks=[callback])
+    best = study.best_trial
+    value = float(study.best_value)
+    note = f"Tuned by sedma-elo tune: validation log loss {value:.5f} over {len(study.trials)} trials."
+    rules = rules_from_params(best.params, base).replace(description=note)
+    return TuneResult(rules, value, len(study.trials), dict(best.params))
+
+
+def _params_of(rules: Rules, space: Sequence[Param]) -> dict[str, float]:
+    """The point of ``space`` closest to ``rules`` (used to enqueue the starting rules)."""
+    init = rules.initial_rating
+    known: dict[str, float] = {"initial_rating": init, "k_top": rules.k_top}
+    if len(rules.k_tiers) == 3:
+        t1, t2, t3 = rules.k_tiers
+        known |= {
+            "k_new": t1.k,
+            "k_mid": t2.k,
+            "k_high": t3.k,
+            "tier_1_offset": t1.below - init,
+            "tier_2_width": t2.below - t1.below,
+            "tier_3_width": t3.below - t2.below,
+        }
+    known |= {
+        "per_16": rules.bonus_16.per_round,
+        "per_24": rules.bonus_24.per_round,
+        "per_4_and_last": rules.bonus_4_and_last.per_round,
+        "max_16": rules.bonus_16.cap,
+        "max_24": rules.bonus_24.cap,
+        "max_4_and_last": rules.bonus_4_and_last.cap,
+        "loser_scale": rules.loser_bonus_scale,
+        "malus_per_bad_move": rules.malus_per_bad_move,
+        "malus_cap": rules.malus_cap,
+        "score_max": rules.score_max,
+    }
+    out = {}
+    for p in space:
+        if p.name in known:
+            value = min(max(known[p.name], p.low), p.high)
+            out[p.name] = round(value) if p.integer else float(value)
+    return out
