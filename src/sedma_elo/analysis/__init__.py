@@ -5,7 +5,7 @@ it); nothing here computes Sedma ratings on its own.
 """
 
 from .backtest import SystemResult, backtest, results_to_json
-from .forecast import Drift, Forecast, Forecaster, rating_drift
+from .forecast import Drift, Forecast, Forecaster, rating_drift, rating_quantiles
 from .metrics import (
     CLIP,
     CalibrationBin,
@@ -26,7 +26,7 @@ from .peers import (
 )
 from .sedma import calibrated, fit_logit_scale, sedma_rules
 from .simulate import League, LeagueResult, losing_well_gain, simulate_league, spearman
-from .table import MatchTable, table_from_matches
+from .table import MatchTable, table_from_history, table_from_matches
 
 __all__ = [
     "CLIP",
@@ -52,11 +52,13 @@ __all__ = [
     "openskill_pl",
     "peer_forecasters",
     "rating_drift",
+    "rating_quantiles",
     "results_to_json",
     "score_forecasts",
     "sedma_rules",
     "simulate_league",
     "spearman",
+    "table_from_history",
     "table_from_matches",
     "trueskill_1vs1",
     "tuned_elo",

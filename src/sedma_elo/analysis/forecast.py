@@ -17,7 +17,7 @@ import numpy.typing as npt
 from .metrics import Split
 from .table import MatchTable
 
-__all__ = ["Drift", "Forecast", "Forecaster", "rating_drift"]
+__all__ = ["Drift", "Forecast", "Forecaster", "rating_drift", "rating_quantiles"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -112,3 +112,28 @@ def rating_drift(table: MatchTable, forecast: Forecast, split: Split) -> Drift |
         gained=int((end_of_seen > start_ratings).sum()),
         lost=int((end_of_seen < start_ratings).sum()),
     )
+
+
+def rating_quantiles(
+    table: MatchTable,
+    forecast: Forecast,
+    points: int = 20,
+    quantiles: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9),
+) -> list[dict[str, float]]:
+    """The distribution of ratings over time: at ``points`` evenly spaced moments of the history,
+    the mean and the ``quantiles`` of the ratings of every player seen so far.
+
+    Returns one mapping per moment with keys ``match`` (its index), ``players``, ``mean`` and
+    ``q10``, ``q25``... (percent of each quantile); empty when the system has no ratings.
+    """
+    if forecast.rating_a is None or forecast.final is None:
+        return []
+    n = len(table)
+    out = []
+    for at in sorted({max(1, round(n * (i + 1) / points)) for i in range(points)}):
+        _, ratings = _ratings_at(table, forecast, at)
+        row = {"match": float(at), "players": float(ratings.size), "mean": float(ratings.mean())}
+        for q, v in zip(quantiles, np.quantile(ratings, quantiles), strict=True):
+            row[f"q{round(q * 100)}"] = float(v)
+        out.append(row)
+    return out
