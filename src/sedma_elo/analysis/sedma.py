@@ -13,8 +13,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ..engine import predict_win, rate
 from ..errors import ValidationError
+from ..replay import replay
 from ..rules import REFERENCE_RULES, Rules
 from .forecast import Forecast, Forecaster
 from .metrics import CLIP, Split
@@ -25,35 +25,29 @@ __all__ = ["calibrated", "fit_logit_scale", "sedma_rules"]
 FloatArray = npt.NDArray[np.float64]
 
 
-def _replay_with_engine(
-    table: MatchTable, rules: Rules
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """Pre-match ratings of both sides and final ratings, by calling :func:`sedma_elo.engine.rate`."""
-    if table.matches is None:
+def _replay(table: MatchTable, rules: Rules) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Win probability of side a, pre-match ratings of both sides, and final ratings.
+
+    Uses :func:`sedma_elo.replay.replay` (the batch kernel on large histories, a loop of
+    :func:`sedma_elo.engine.rate` on small ones; the two agree exactly).
+    """
+    if table.history is None:
         raise ValidationError(
-            "history", "the Sedma rules need the matches themselves (build with table_from_matches)"
+            "history", "the Sedma rules need the columnar history (build the table from one)"
         )
-    ratings: dict[str, int] = {}
-    n = len(table)
-    ra = np.empty(n)
-    rb = np.empty(n)
-    p = np.empty(n)
-    initial = rules.initial_rating
-    for i, match in enumerate(table.matches):
-        a, b = match.team_a[0], match.team_b[0]
-        r_a, r_b = ratings.get(a, initial), ratings.get(b, initial)
-        ra[i], rb[i] = r_a, r_b
-        p[i] = predict_win((r_a,), (r_b,), rules)
-        ratings.update(rate(match, ratings, rules).new_ratings)
-    final = np.array([ratings[pid] for pid in table.players], dtype=np.float64)
-    return p, ra, rb, final
+    result = replay(table.history, rules, record=True)
+    rec = result.record
+    assert rec is not None
+    before = rec.before.astype(np.float64)
+    final = result.rating_array[: table.n_players].astype(np.float64)
+    return rec.expected[:, 0].copy(), before[:, 0].copy(), before[:, 1].copy(), final
 
 
 def sedma_rules(rules: Rules = REFERENCE_RULES, name: str | None = None) -> Forecaster:
     """Forecast each match with ``rules``: the expected score from the ratings before it."""
 
     def run(table: MatchTable, split: Split) -> Forecast:
-        p, ra, rb, final = _replay_with_engine(table, rules)
+        p, ra, rb, final = _replay(table, rules)
         return Forecast(name or f"sedma {rules.label}", p, ra, rb, final, float(rules.initial_rating), {})
 
     return run

@@ -7,7 +7,7 @@ same matches in the same order and are scored on the same split.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 
 import numpy as np
@@ -51,14 +51,21 @@ class MatchTable:
 
     def head(self, n: int) -> MatchTable:
         """The first ``n`` matches (same player index, so ratings stay comparable)."""
-        return MatchTable(
-            self.a[:n],
-            self.b[:n],
-            self.y[:n],
-            self.day[:n],
-            self.players,
-            None if self.matches is None else self.matches[:n],
-        )
+        history = None
+        if self.history is not None:
+            h = self.history
+            history = HistoryArrays(
+                player_ids=h.player_ids,
+                player_a=h.player_a[:n],
+                player_b=h.player_b[:n],
+                winner=h.winner[:n],
+                counts=h.counts[:n],
+                match_ids=h.match_ids[:n],
+                played_at=h.played_at[:n],
+                lines=h.lines[:n],
+            )
+        matches = None if self.matches is None else self.matches[:n]
+        return MatchTable(self.a[:n], self.b[:n], self.y[:n], self.day[:n], self.players, matches, history)
 
     @property
     def n_players(self) -> int:
@@ -73,7 +80,7 @@ def _day(played_at: datetime | None, position: int) -> int:
 
 
 def table_from_matches(matches: Sequence[Match]) -> MatchTable:
-    """Build a :class:`MatchTable` from matches in playing order.
+    """Build a :class:`MatchTable` from one-against-one matches in playing order.
 
     Raises:
         ValidationError: a team match (field ``team_a``, the analysis compares one-against-one
@@ -81,28 +88,21 @@ def table_from_matches(matches: Sequence[Match]) -> MatchTable:
     """
     if not matches:
         raise ValidationError("history", "is empty: there is nothing to analyse")
-    index: dict[str, int] = {}
-    n = len(matches)
-    a = np.empty(n, dtype=np.int64)
-    b = np.empty(n, dtype=np.int64)
-    y = np.empty(n, dtype=np.float64)
-    day = np.empty(n, dtype=np.int64)
     for i, m in enumerate(matches):
         if len(m.team_a) != 1:
             where = f"match {m.match_id}" if m.match_id else f"match {i + 1}"
             raise ValidationError("team_a", f"{where}: the analysis handles one-against-one matches only")
-        a[i] = index.setdefault(m.team_a[0], len(index))
-        b[i] = index.setdefault(m.team_b[0], len(index))
-        y[i] = 1.0 if m.winner == "a" else 0.0 if m.winner == "b" else 0.5
-        day[i] = _day(m.played_at, i)
-    return MatchTable(a, b, y, day, tuple(index), tuple(matches))
+    table = table_from_history(HistoryArrays.from_matches(matches), with_matches=False)
+    # Dates of Match objects are datetimes; matches without one are placed by position.
+    day = np.array([_day(m.played_at, i) for i, m in enumerate(matches)], dtype=np.int64)
+    return replace(table, day=day, matches=tuple(matches))
 
 
-def table_from_history(history: HistoryArrays, *, with_matches: bool = True) -> MatchTable:
+def table_from_history(history: HistoryArrays, *, with_matches: bool = False) -> MatchTable:
     """Build a :class:`MatchTable` from the columnar history of :func:`sedma_elo.history.load_history`.
 
-    ``with_matches`` also builds the :class:`Match` objects (about 6 µs a match) for forecasters
-    that call the engine match by match.
+    ``with_matches`` also builds the :class:`Match` objects (about 6 µs a match), for callers
+    that want them; the forecasters do not need them.
 
     Raises:
         ValidationError: an empty history (field ``history``).
