@@ -16,14 +16,18 @@ def test_reference_rules_are_a_point_of_the_space() -> None:
     """The reference rules map to a point inside the bounds and back to equal rules."""
     point = _params_of(REFERENCE_RULES, search_space())
     for p in search_space():
-        assert p.low <= point[p.name] <= p.high
+        if p.choices:
+            assert point[p.name] in p.choices
+        else:
+            assert p.low <= point[p.name] <= p.high
     assert rules_from_params(point, name=REFERENCE_RULES.name) == REFERENCE_RULES.replace(description="")
 
 
 def test_every_corner_of_the_space_is_valid_rules() -> None:
     """The lowest and highest corners of the bounded space are valid rule sets."""
-    for pick in (lambda p: p.low, lambda p: p.high):
-        rules_from_params({p.name: pick(p) for p in search_space()})
+    for end in (0, -1):
+        point = {p.name: p.choices[end] if p.choices else (p.low, p.high)[end] for p in search_space()}
+        rules_from_params(point)
 
 
 def test_validation_loss_ignores_test_window(small_history) -> None:  # type: ignore[no-untyped-def]

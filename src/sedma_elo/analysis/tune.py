@@ -32,24 +32,30 @@ __all__ = ["Param", "TuneResult", "rules_from_params", "search_space", "tune_rul
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """One tuned coefficient: its name, bounds, and whether it is searched on a log scale or as an int."""
+    """One tuned coefficient: name and bounds, on a log scale, as an int, or among ``choices``."""
 
     name: str
-    low: float
-    high: float
+    low: float = 0.0
+    high: float = 0.0
     log: bool = False
     integer: bool = False
+    choices: tuple[str, ...] = ()
 
 
 def search_space() -> tuple[Param, ...]:
-    """The bounded search space over the rules' coefficients.
+    """The bounded search space over the rules' coefficients (documented in ``docs/analysis.md``).
 
-    K tiers are parametrised by the K of each tier and the tier boundaries relative to the
-    initial rating, so a faster K for newcomers (who start at the initial rating) and a slower
-    K for established players can both be found.
+    * K: the rating tiers (the K of each tier and the boundaries relative to the initial rating),
+      the games-played curve ``a / (games + b) ** c`` floored at ``games_min``, how the two are
+      combined (``k_mode``), and a multiplier for a player's first games.
+    * Score: the bonus per round and cap of each kind, the share a loser keeps, the malus per bad
+      move and its cap, and the highest adjusted score (above 1 lets a dominant win count more).
+    * Margin of victory: K multiplied by ``clamp(1 + scale * (D_winner - D_loser), 0, max)`` with
+      the weights of 16ers, 24ers, 4-and-last wins and bad moves in the dominance ``D``.
     """
     return (
         Param("initial_rating", 1000, 1500, integer=True),
+        Param("k_mode", choices=("rating", "games", "min", "max")),
         Param("k_new", 16, 80, integer=True),
         Param("k_mid", 12, 64, integer=True),
         Param("k_high", 8, 48, integer=True),
@@ -57,6 +63,12 @@ def search_space() -> tuple[Param, ...]:
         Param("tier_1_offset", -200, 400, integer=True),
         Param("tier_2_width", 50, 800, integer=True),
         Param("tier_3_width", 50, 800, integer=True),
+        Param("k_games_a", 50.0, 800.0, log=True),
+        Param("k_games_b", 1.0, 50.0, log=True),
+        Param("k_games_c", 0.1, 0.8),
+        Param("k_games_min", 0.0, 30.0),
+        Param("k_new_player_games", 0, 30, integer=True),
+        Param("k_new_player_multiplier", 1.0, 3.0),
         Param("per_16", 0.0, 0.2),
         Param("per_24", 0.0, 0.3),
         Param("per_4_and_last", 0.0, 0.1),
@@ -67,42 +79,68 @@ def search_space() -> tuple[Param, ...]:
         Param("malus_per_bad_move", 0.0, 0.03),
         Param("malus_cap", 0.0, 0.3),
         Param("score_max", 1.0, 1.5),
+        Param("margin_scale", 0.0, 0.3),
+        Param("margin_weight_16", 0.0, 2.0),
+        Param("margin_weight_24", 0.0, 3.0),
+        Param("margin_weight_4_and_last", -2.0, 1.0),
+        Param("margin_weight_bad_moves", -0.5, 0.5),
+        Param("margin_max", 1.0, 3.0),
     )
 
 
+#: Search-space names that are Rules attributes of the same name.
+_DIRECT = (
+    "k_mode",
+    "k_games_a",
+    "k_games_b",
+    "k_games_c",
+    "k_games_min",
+    "k_new_player_games",
+    "k_new_player_multiplier",
+    "malus_per_bad_move",
+    "malus_cap",
+    "score_max",
+    "margin_scale",
+    "margin_weight_16",
+    "margin_weight_24",
+    "margin_weight_4_and_last",
+    "margin_weight_bad_moves",
+    "margin_max",
+)
+
+
 def rules_from_params(
-    params: Mapping[str, float], base: Rules = REFERENCE_RULES, name: str = "tuned"
+    params: Mapping[str, float | str], base: Rules = REFERENCE_RULES, name: str = "tuned"
 ) -> Rules:
     """The rule set a point of :func:`search_space` stands for (missing keys keep ``base``'s values).
 
     Raises:
         RulesError: the point gives invalid rules (cannot happen inside the bounds).
     """
-    init = int(params.get("initial_rating", base.initial_rating))
+    num = {k: v for k, v in params.items() if not isinstance(v, str)}
+    init = int(num.get("initial_rating", base.initial_rating))
     changes: dict[str, Any] = {"name": name, "initial_rating": init}
-    if "k_new" in params:
-        b1 = init + int(params["tier_1_offset"])
-        b2 = b1 + int(params["tier_2_width"])
-        b3 = b2 + int(params["tier_3_width"])
+    if "k_new" in num:
+        b1 = init + int(num["tier_1_offset"])
+        b2 = b1 + int(num["tier_2_width"])
+        b3 = b2 + int(num["tier_3_width"])
         changes["k_tiers"] = (
-            KTier(b1, int(params["k_new"])),
-            KTier(b2, int(params["k_mid"])),
-            KTier(b3, int(params["k_high"])),
+            KTier(b1, int(num["k_new"])),
+            KTier(b2, int(num["k_mid"])),
+            KTier(b3, int(num["k_high"])),
         )
-        changes["k_top"] = int(params["k_top"])
+        changes["k_top"] = int(num["k_top"])
     for kind, attr in (("16", "bonus_16"), ("24", "bonus_24"), ("4_and_last", "bonus_4_and_last")):
         old: BonusRule = getattr(base, attr)
-        per = float(params.get(f"per_{kind}", old.per_round))
-        cap = float(params.get(f"max_{kind}", old.cap))
+        per = float(num.get(f"per_{kind}", old.per_round))
+        cap = float(num.get(f"max_{kind}", old.cap))
         changes[attr] = BonusRule(per, cap)
-    for key, attr in (
-        ("loser_scale", "loser_bonus_scale"),
-        ("malus_per_bad_move", "malus_per_bad_move"),
-        ("malus_cap", "malus_cap"),
-        ("score_max", "score_max"),
-    ):
+    if "loser_scale" in num:
+        changes["loser_bonus_scale"] = float(num["loser_scale"])
+    for key in _DIRECT:
         if key in params:
-            changes[attr] = float(params[key])
+            value = params[key]
+            changes[key] = value if isinstance(value, str) else type(getattr(base, key))(value)
     return base.replace(**changes)
 
 
@@ -130,7 +168,7 @@ class TuneResult:
     rules: Rules
     valid_log_loss: float
     trials: int
-    params: Mapping[str, float]
+    params: Mapping[str, float | str]
 
 
 def tune_rules(
@@ -175,9 +213,11 @@ def tune_rules(
         study.enqueue_trial(_params_of(base, space), skip_if_exists=True)
 
     def objective(trial: optuna.Trial) -> float:
-        params: dict[str, float] = {}
+        params: dict[str, float | str] = {}
         for p in space:
-            if p.integer:
+            if p.choices:
+                params[p.name] = trial.suggest_categorical(p.name, p.choices)
+            elif p.integer:
                 params[p.name] = trial.suggest_int(p.name, int(p.low), int(p.high), log=p.log)
             else:
                 params[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
@@ -197,10 +237,10 @@ def tune_rules(
     return TuneResult(rules, value, len(study.trials), dict(best.params))
 
 
-def _params_of(rules: Rules, space: Sequence[Param]) -> dict[str, float]:
+def _params_of(rules: Rules, space: Sequence[Param]) -> dict[str, float | str]:
     """The point of ``space`` closest to ``rules`` (used to enqueue the starting rules)."""
     init = rules.initial_rating
-    known: dict[str, float] = {"initial_rating": init, "k_top": rules.k_top}
+    known: dict[str, float | str] = {"initial_rating": init, "k_top": rules.k_top}
     if len(rules.k_tiers) == 3:
         t1, t2, t3 = rules.k_tiers
         known |= {
@@ -219,13 +259,17 @@ def _params_of(rules: Rules, space: Sequence[Param]) -> dict[str, float]:
         "max_24": rules.bonus_24.cap,
         "max_4_and_last": rules.bonus_4_and_last.cap,
         "loser_scale": rules.loser_bonus_scale,
-        "malus_per_bad_move": rules.malus_per_bad_move,
-        "malus_cap": rules.malus_cap,
-        "score_max": rules.score_max,
     }
-    out = {}
+    known |= {key: getattr(rules, key) for key in _DIRECT}
+    out: dict[str, float | str] = {}
     for p in space:
-        if p.name in known:
-            value = min(max(known[p.name], p.low), p.high)
-            out[p.name] = round(value) if p.integer else float(value)
+        if p.name not in known:
+            continue
+        value = known[p.name]
+        if p.choices:
+            if value in p.choices:
+                out[p.name] = value
+        elif not isinstance(value, str):
+            value = min(max(float(value), p.low), p.high)
+            out[p.name] = round(value) if p.integer else value
     return out
