@@ -137,3 +137,16 @@ def test_trueskill_formula() -> None:
     )
     t = table_from_matches([Match.single("x", "y", "a"), Match.single("x", "y", "a")])
     assert trueskill_1vs1(0.0)(t, chronological_split(2, 0.5, 0.0)).p[1] == pytest.approx(expected)
+
+
+def test_tuned_picks_grid_point_with_lowest_validation_loss(small_history) -> None:  # type: ignore[no-untyped-def]
+    """tuned() reports the grid point whose validation log loss, scored separately, is lowest."""
+    from sedma_elo.analysis.metrics import score_forecasts
+    from sedma_elo.analysis.peers import tuned
+
+    t = table_from_matches(small_history)
+    split = chronological_split(len(t))
+    window = slice(split.valid_start, split.test_start)
+    losses = {k: score_forecasts(elo(k)(t, split).p[window], t.y[window]).log_loss for k in (4.0, 24.0, 96.0)}
+    fc = tuned("elo", elo, [{"k": k} for k in losses])(t, split)
+    assert fc.params["k"] == min(losses, key=losses.__getitem__)

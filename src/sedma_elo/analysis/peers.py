@@ -14,13 +14,15 @@ Each forecaster predicts a match from the ratings before it and only then applie
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import glicko2
 import numpy as np
 import trueskill
 from openskill.models import PlackettLuce
 
+from ..errors import ValidationError
 from .forecast import Forecast, Forecaster
 from .metrics import Split, score_forecasts
 from .table import MatchTable
@@ -33,6 +35,7 @@ __all__ = [
     "openskill_pl",
     "peer_forecasters",
     "trueskill_1vs1",
+    "tuned",
     "tuned_elo",
 ]
 
@@ -60,34 +63,41 @@ def elo(k: float = 32.0, initial: float = 1500.0) -> Forecaster:
     return run
 
 
-def tuned_elo(grid: Sequence[float] = ELO_K_GRID, initial: float = 1500.0) -> Forecaster:
-    """Plain Elo with the K of ``grid`` that has the lowest log loss on the validation window.
+def tuned(name: str, factory: Callable[..., Forecaster], grid: Sequence[Mapping[str, Any]]) -> Forecaster:
+    """The forecaster ``factory(**point)`` for the ``grid`` point with the lowest validation log loss.
+
+    Each candidate replays only the matches before the test window (the test window cannot
+    influence the choice); the chosen one then replays the whole history.
 
     Raises:
-        ValidationError: the split has no validation window (via :func:`score_forecasts`).
+        ValidationError: the split has no validation window.
     """
 
     def run(table: MatchTable, split: Split) -> Forecast:
-        best: tuple[float, Forecast] | None = None
+        if split.n_valid < 1:
+            raise ValidationError("valid_fraction", f"tuning {name} needs a validation window")
+        head = table.head(split.test_start)
         window = slice(split.valid_start, split.test_start)
-        for k in grid:
-            fc = elo(k, initial)(table, split)
-            loss = score_forecasts(fc.p[window], table.y[window]).log_loss
-            if best is None or loss < best[0]:
-                best = (loss, fc)
-        assert best is not None
-        fc = best[1]
+        scored = []
+        for point in grid:
+            fc = factory(**point)(head, split)
+            scored.append((score_forecasts(fc.p[window], head.y[window]).log_loss, point))
+        loss, point = min(scored, key=lambda item: item[0])
+        fc = factory(**point)(table, split)
+        label = ", ".join(
+            f"{k}={v:g}" if isinstance(v, float | int) else f"{k}={v}" for k, v in point.items()
+        )
+        params = {**fc.params, **point, "valid_log_loss": loss}
         return Forecast(
-            f"elo tuned (k={fc.params['k']:g})",
-            fc.p,
-            fc.rating_a,
-            fc.rating_b,
-            fc.final,
-            initial,
-            {"k": fc.params["k"], "valid_log_loss": best[0]},
+            f"{name} tuned ({label})", fc.p, fc.rating_a, fc.rating_b, fc.final, fc.initial_rating, params
         )
 
     return run
+
+
+def tuned_elo(grid: Sequence[float] = ELO_K_GRID, initial: float = 1500.0) -> Forecaster:
+    """Plain Elo with the K of ``grid`` that has the lowest log loss on the validation window."""
+    return tuned("elo", lambda k: elo(k, initial), [{"k": float(k)} for k in grid])
 
 
 # ---------------------------------------------------------------------------- Glicko-2
@@ -178,8 +188,8 @@ def glicko2_weekly(tau: float = 0.5, period_days: int = 7, fixed: bool = True) -
 
 
 # ---------------------------------------------------------------------------- TrueSkill
-def trueskill_1vs1(draw_probability: float | None = None) -> Forecaster:
-    """TrueSkill with the package's defaults (mu 25, sigma 25/3, beta 25/6, tau 25/300).
+def trueskill_1vs1(draw_probability: float | None = None, tau: float = 25.0 / 300.0) -> Forecaster:
+    """TrueSkill with the package's defaults (mu 25, sigma 25/3, beta 25/6) and dynamics ``tau``.
 
     ``p = Phi((mu_a - mu_b) / sqrt(2 beta^2 + sigma_a^2 + sigma_b^2))``. The draw probability is
     the share of draws before the test window unless given. The rating reported for drift is mu.
@@ -189,7 +199,7 @@ def trueskill_1vs1(draw_probability: float | None = None) -> Forecaster:
         draws = draw_probability
         if draws is None:
             draws = float(np.mean(table.y[: split.test_start] == 0.5))
-        env = trueskill.TrueSkill(draw_probability=draws)
+        env = trueskill.TrueSkill(draw_probability=draws, tau=tau)
         ratings = [env.create_rating() for _ in range(table.n_players)]
         n = len(table)
         p = np.empty(n)
@@ -207,17 +217,17 @@ def trueskill_1vs1(draw_probability: float | None = None) -> Forecaster:
             else:
                 ratings[b], ratings[a] = trueskill.rate_1vs1(z, x, env=env)
         final = np.array([r.mu for r in ratings])
-        return Forecast("trueskill", p, ra, rb, final, env.mu, {"draw_probability": draws})
+        return Forecast("trueskill", p, ra, rb, final, env.mu, {"draw_probability": draws, "tau": tau})
 
     return run
 
 
 # ---------------------------------------------------------------------------- OpenSkill
-def openskill_pl() -> Forecaster:
-    """OpenSkill's Plackett-Luce model with its defaults; ``p`` from the model's ``predict_win``."""
+def openskill_pl(tau: float = 25.0 / 300.0) -> Forecaster:
+    """OpenSkill's Plackett-Luce model with its defaults and dynamics ``tau``; ``p`` from ``predict_win``."""
 
     def run(table: MatchTable, split: Split) -> Forecast:
-        model = PlackettLuce()
+        model = PlackettLuce(tau=tau)
         ratings = [model.rating() for _ in range(table.n_players)]
         n = len(table)
         p = np.empty(n)
@@ -230,11 +240,32 @@ def openskill_pl() -> Forecaster:
             ranks = [1.0, 1.0] if y == 0.5 else [1.0, 2.0] if y == 1.0 else [2.0, 1.0]
             [[ratings[a]], [ratings[b]]] = model.rate([[x], [z]], ranks=ranks)
         final = np.array([r.mu for r in ratings])
-        return Forecast("openskill (plackett-luce)", p, ra, rb, final, model.mu, {})
+        return Forecast("openskill (plackett-luce)", p, ra, rb, final, model.mu, {"tau": tau})
 
     return run
 
 
-def peer_forecasters() -> list[Forecaster]:
-    """The systems ``backtest --compare`` runs beside the Sedma rules, cheapest first."""
-    return [elo(32.0), tuned_elo(), glicko2_weekly(), trueskill_1vs1(), openskill_pl()]
+#: Grids of the dynamics constants tried by ``peer_forecasters(tune=True)``.
+GLICKO2_GRID: tuple[dict[str, Any], ...] = tuple(
+    {"tau": tau, "period_days": days} for days in (1, 7, 30) for tau in (0.3, 0.6, 1.2)
+)
+TRUESKILL_GRID: tuple[dict[str, Any], ...] = tuple({"tau": tau} for tau in (25 / 300, 0.25, 0.5))
+OPENSKILL_GRID: tuple[dict[str, Any], ...] = tuple({"tau": tau} for tau in (25 / 300, 0.25, 0.5))
+
+
+def peer_forecasters(tune: bool = False) -> list[Forecaster]:
+    """The systems ``backtest --compare`` runs beside the Sedma rules, cheapest first.
+
+    Plain Elo's K is always tuned on the validation window. With ``tune`` the dynamics of
+    Glicko-2 (tau, rating period), TrueSkill and OpenSkill (tau) are too, from the small grids
+    above (slow: each grid point is a replay of the history before the test window).
+    """
+    if not tune:
+        return [elo(32.0), tuned_elo(), glicko2_weekly(), trueskill_1vs1(), openskill_pl()]
+    return [
+        elo(32.0),
+        tuned_elo(),
+        tuned("glicko-2", glicko2_weekly, GLICKO2_GRID),
+        tuned("trueskill", trueskill_1vs1, TRUESKILL_GRID),
+        tuned("openskill", openskill_pl, OPENSKILL_GRID),
+    ]

@@ -131,6 +131,12 @@ def backtest_command(
         bool,
         typer.Option("--compare", help="Also run plain Elo, tuned Elo, Glicko-2, TrueSkill and OpenSkill."),
     ] = False,
+    tune_peers: Annotated[
+        bool,
+        typer.Option(
+            "--tune-peers", help="With --compare, also tune Glicko-2/TrueSkill/OpenSkill dynamics (slow)."
+        ),
+    ] = False,
     calibrate: Annotated[
         bool,
         typer.Option(
@@ -157,7 +163,7 @@ def backtest_command(
         if calibrate:
             forecasters.append(calibrated(sedma_rules(the_rules)))
         if compare:
-            forecasters.extend(peer_forecasters())
+            forecasters.extend(peer_forecasters(tune=tune_peers))
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
