@@ -58,3 +58,10 @@ def test_bad_league_parameter_named() -> None:
     """A league with more founders than players is refused naming founders."""
     with pytest.raises(ValidationError, match="founders"):
         generate_matches(League(players=5, founders=6))
+
+
+def test_losing_well_with_games_played_rules() -> None:
+    """Rules with K from games played: K = 250 / (100 + 5)^0.4 for an established player, no bonus kept."""
+    rules = REFERENCE_RULES.replace(k_mode="games", loser_bonus_scale=0.0)
+    k = 250 / (100 + 5) ** 0.4
+    assert losing_well_gain(rules) == (0, round(k * 0.5))

@@ -46,6 +46,9 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 
+#: Games played assumed for the "losing well" comparison (an established player).
+ESTABLISHED_GAMES = 100
+
 
 @dataclass(frozen=True, slots=True)
 class League:
@@ -190,7 +193,8 @@ def spearman(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
 def losing_well_gain(rules: Rules = REFERENCE_RULES) -> tuple[int, int]:
     """(gain of a loss with every bonus at its cap over a plain loss, gain of a plain win).
 
-    Both between two players at the initial rating, computed with :func:`sedma_elo.engine.rate`.
+    Both between two established players (:data:`ESTABLISHED_GAMES` games each, for rules whose K
+    depends on games played) at the initial rating, computed with :func:`sedma_elo.engine.rate`.
     """
 
     def enough(per: float, cap: float) -> int:
@@ -203,9 +207,14 @@ def losing_well_gain(rules: Rules = REFERENCE_RULES) -> tuple[int, int]:
     )
     r0 = rules.initial_rating
     ratings = {"x": r0, "y": r0}
-    good_loss = rate(Match.single("x", "y", "b", best, PlayerStats()), ratings, rules)["x"].delta
-    plain_loss = rate(Match.single("x", "y", "b"), ratings, rules)["x"].delta
-    plain_win = rate(Match.single("x", "y", "a"), ratings, rules)["x"].delta
+    games = {"x": ESTABLISHED_GAMES, "y": ESTABLISHED_GAMES}
+
+    def delta(match: Match) -> int:
+        return rate(match, ratings, rules, games_played=games)["x"].delta
+
+    good_loss = delta(Match.single("x", "y", "b", best, PlayerStats()))
+    plain_loss = delta(Match.single("x", "y", "b"))
+    plain_win = delta(Match.single("x", "y", "a"))
     return good_loss - plain_loss, plain_win
 
 
