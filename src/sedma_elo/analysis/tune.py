@@ -180,6 +180,7 @@ def tune_rules(
     seed: int = 0,
     storage: str | None = None,
     study_name: str = "sedma-elo-tune",
+    name: str = "tuned",
     space: Sequence[Param] | None = None,
     base: Rules = REFERENCE_RULES,
     forecaster: Callable[[Rules], Forecaster] = sedma_rules,
@@ -189,7 +190,7 @@ def tune_rules(
 
     The reference rules (``base``) are always the first trial, so the result is never worse on
     the validation window than where the search started. ``on_trial(number, value, best)`` is
-    called after each trial (for a progress display).
+    called after each trial (for a progress display); ``name`` names the tuned rules.
 
     Raises:
         ValidationError: the split has no validation window, or ``trials``/``jobs`` below 1.
@@ -233,7 +234,7 @@ def tune_rules(
     best = study.best_trial
     value = float(study.best_value)
     note = f"Tuned by sedma-elo tune: validation log loss {value:.5f} over {len(study.trials)} trials."
-    rules = rules_from_params(best.params, base).replace(description=note)
+    rules = rules_from_params(best.params, base, name).replace(description=note)
     return TuneResult(rules, value, len(study.trials), dict(best.params))
 
 

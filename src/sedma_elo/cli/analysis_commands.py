@@ -217,6 +217,7 @@ def tune_command(
         str, typer.Option("--study-name", help="Study name inside --storage.")
     ] = "sedma-elo-tune",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the TPE sampler.")] = 0,
+    name: Annotated[str, typer.Option("--name", help="Name written into the tuned rules file.")] = "tuned",
     test_fraction: TestOpt = 0.3,
     valid_fraction: ValidOpt = 0.2,
     limit: LimitOpt = None,
@@ -253,6 +254,7 @@ def tune_command(
                 storage=storage,
                 study_name=study_name,
                 base=base,
+                name=name,
                 on_trial=on_trial,
             )
         result.rules.save(out)
