@@ -34,8 +34,7 @@ class MatchTable:
         y: outcome of side a (1.0 win, 0.0 loss, 0.5 draw).
         day: day of the match (days since 1970-01-01); the match's position when it has no date.
         players: player ids; ``players[a[i]]`` played side a of match ``i``.
-        matches: the matches themselves (needed by forecasters that call the engine).
-        history: the columnar history the table was built from, if any (what the kernel replays).
+        history: the columnar history the table was built from (what the Sedma rules replay).
     """
 
     a: IntArray
@@ -43,7 +42,6 @@ class MatchTable:
     y: FloatArray
     day: IntArray
     players: tuple[str, ...]
-    matches: tuple[Match, ...] | None = None
     history: HistoryArrays | None = None
 
     def __len__(self) -> int:
@@ -64,8 +62,7 @@ class MatchTable:
                 played_at=h.played_at[:n],
                 lines=h.lines[:n],
             )
-        matches = None if self.matches is None else self.matches[:n]
-        return MatchTable(self.a[:n], self.b[:n], self.y[:n], self.day[:n], self.players, matches, history)
+        return MatchTable(self.a[:n], self.b[:n], self.y[:n], self.day[:n], self.players, history)
 
     @property
     def n_players(self) -> int:
@@ -92,17 +89,14 @@ def table_from_matches(matches: Sequence[Match]) -> MatchTable:
         if len(m.team_a) != 1:
             where = f"match {m.match_id}" if m.match_id else f"match {i + 1}"
             raise ValidationError("team_a", f"{where}: the analysis handles one-against-one matches only")
-    table = table_from_history(HistoryArrays.from_matches(matches), with_matches=False)
+    table = table_from_history(HistoryArrays.from_matches(matches))
     # Dates of Match objects are datetimes; matches without one are placed by position.
     day = np.array([_day(m.played_at, i) for i, m in enumerate(matches)], dtype=np.int64)
-    return replace(table, day=day, matches=tuple(matches))
+    return replace(table, day=day)
 
 
-def table_from_history(history: HistoryArrays, *, with_matches: bool = False) -> MatchTable:
+def table_from_history(history: HistoryArrays) -> MatchTable:
     """Build a :class:`MatchTable` from the columnar history of :func:`sedma_elo.history.load_history`.
-
-    ``with_matches`` also builds the :class:`Match` objects (about 6 µs a match), for callers
-    that want them; the forecasters do not need them.
 
     Raises:
         ValidationError: an empty history (field ``history``).
@@ -117,13 +111,11 @@ def table_from_history(history: HistoryArrays, *, with_matches: bool = False) ->
         day = np.array(texts, dtype="datetime64[D]").astype(np.int64)
     else:
         day = np.arange(n, dtype=np.int64)
-    matches = tuple(history.to_matches()) if with_matches else None
     return MatchTable(
         history.player_a.astype(np.int64),
         history.player_b.astype(np.int64),
         y,
         day,
         tuple(history.player_ids),
-        matches,
         history,
     )
