@@ -86,3 +86,14 @@ def test_simulate_and_report(tmp_path, history: str) -> None:  # type: ignore[no
     result = runner.invoke(app, ["report", str(bt), str(sim), "--out", str(page)])
     assert result.exit_code == 0, result.output
     assert "Simulated league" in page.read_text(encoding="utf-8")
+
+
+def test_backtest_empty_history(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A file with only the header is a clear error naming the history, exit status 2."""
+    from sedma_elo.history import COLUMNS
+
+    path = tmp_path / "empty.csv"
+    path.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["backtest", str(path), "--json"])
+    assert result.exit_code == 2
+    assert "history: is empty" in result.stderr
