@@ -126,8 +126,10 @@ def _glicko_p(mu_a: float, phi_a: float, mu_b: float, phi_b: float) -> float:
     return 1.0 / (1.0 + math.exp(-g * (mu_a - mu_b)))
 
 
-def glicko2_weekly(tau: float = 0.5, period_days: int = 7, fixed: bool = True) -> Forecaster:
-    """Glicko-2 with one rating period per ``period_days`` days (start 1500, RD 350, volatility 0.06).
+def glicko2_weekly(
+    tau: float = 0.5, period_days: int = 7, fixed: bool = True, vol: float = 0.06
+) -> Forecaster:
+    """Glicko-2 with one rating period per ``period_days`` days (start 1500, RD 350, volatility ``vol``).
 
     Within a period every match is predicted from the ratings at the start of the period; at its
     end each player who played is updated once with all their results (the algorithm as
@@ -139,7 +141,7 @@ def glicko2_weekly(tau: float = 0.5, period_days: int = 7, fixed: bool = True) -
 
     def run(table: MatchTable, split: Split) -> Forecast:
         n = len(table)
-        players = [cls(1500.0, 350.0, 0.06) for _ in range(table.n_players)]
+        players = [cls(1500.0, 350.0, vol) for _ in range(table.n_players)]
         for pl in players:
             pl._tau = tau
         last_period = [-1] * table.n_players
@@ -182,7 +184,7 @@ def glicko2_weekly(tau: float = 0.5, period_days: int = 7, fixed: bool = True) -
             i = j
         final = np.array([pl.rating for pl in players])
         name = f"glicko-2 ({period_days}-day periods{'' if fixed else ', unpatched'})"
-        return Forecast(name, p, ra, rb, final, 1500.0, {"tau": tau, "period_days": period_days})
+        return Forecast(name, p, ra, rb, final, 1500.0, {"tau": tau, "period_days": period_days, "vol": vol})
 
     return run
 
@@ -247,17 +249,17 @@ def openskill_pl(tau: float = 25.0 / 300.0) -> Forecaster:
 
 #: Grids of the dynamics constants tried by ``peer_forecasters(tune=True)``.
 GLICKO2_GRID: tuple[dict[str, Any], ...] = tuple(
-    {"tau": tau, "period_days": days} for days in (1, 7, 30) for tau in (0.3, 0.6, 1.2)
+    {"vol": vol, "period_days": days} for days in (1, 7, 30) for vol in (0.06, 0.15, 0.3)
 )
-TRUESKILL_GRID: tuple[dict[str, Any], ...] = tuple({"tau": tau} for tau in (25 / 300, 0.25, 0.5))
-OPENSKILL_GRID: tuple[dict[str, Any], ...] = tuple({"tau": tau} for tau in (25 / 300, 0.25, 0.5))
+TRUESKILL_GRID: tuple[dict[str, Any], ...] = tuple({"tau": tau} for tau in (25 / 300, 0.25, 0.5, 1.0))
+OPENSKILL_GRID: tuple[dict[str, Any], ...] = tuple({"tau": tau} for tau in (25 / 300, 0.25, 0.5, 1.0))
 
 
 def peer_forecasters(tune: bool = False) -> list[Forecaster]:
     """The systems ``backtest --compare`` runs beside the Sedma rules, cheapest first.
 
     Plain Elo's K is always tuned on the validation window. With ``tune`` the dynamics of
-    Glicko-2 (tau, rating period), TrueSkill and OpenSkill (tau) are too, from the small grids
+    Glicko-2 (starting volatility, rating period), TrueSkill and OpenSkill (tau) are too, from the small grids
     above (slow: each grid point is a replay of the history before the test window).
     """
     if not tune:
