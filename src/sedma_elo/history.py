@@ -31,9 +31,10 @@ import json
 import os
 import tempfile
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -120,15 +121,14 @@ class HistoryArrays:
         """Player id to its index in the arrays."""
         return {p: i for i, p in enumerate(self.player_ids)}
 
-    def played_at_datetimes(self) -> list[datetime]:
-        """``played_at`` parsed with :meth:`datetime.fromisoformat` (a date alone is midnight)."""
-        cache: dict[str, datetime] = {}
+    def played_at_datetimes(self) -> list[datetime | None]:
+        """``played_at`` parsed with :meth:`datetime.fromisoformat` (a date alone is midnight; "" is None)."""
+        cache: dict[str, datetime | None] = {"": None}
         out = []
         for text in self.played_at:
-            value = cache.get(text)
-            if value is None:
-                value = cache[text] = datetime.fromisoformat(text)
-            out.append(value)
+            if text not in cache:
+                cache[text] = datetime.fromisoformat(text)
+            out.append(cache[text])
         return out
 
     def to_matches(self) -> list[Match]:
@@ -155,7 +155,7 @@ class HistoryArrays:
                     _WINNER_NAMES[w],  # type: ignore[arg-type]
                     stats((c[0], c[2], c[4], c[6])),
                     stats((c[1], c[3], c[5], c[7])),
-                    match_id=self.match_ids[i],
+                    match_id=self.match_ids[i] or None,
                     played_at=when[i],
                 )
             )
@@ -438,19 +438,18 @@ class _Rows:
 
 @dataclass
 class _Columns:
-    """Tokenised CSV rows: text columns, the counts (parsed already, or as text) and line numbers."""
+    """Tokenised CSV rows: text columns by name, line numbers and the malformed rows."""
 
     text: dict[str, list[str]]
-    counts: Int32Array | None
     lines: Sequence[int]
     structural: list[HistoryError]
 
 
 def _load_csv(raw: bytes, skip_bad: bool) -> tuple[HistoryArrays, list[HistoryError]]:
-    columns = _fast_tokenise(raw)
-    if columns is None:
-        columns = _parse_csv(_as_text(raw))
-    return _validate_columns(columns, skip_bad)
+    fast = _fast_csv(raw, skip_bad)
+    if fast is not None:
+        return fast
+    return _validate_columns(_parse_csv(_as_text(raw)), skip_bad)
 
 
 def _check_header(header: Sequence[str]) -> None:
@@ -502,73 +501,140 @@ def _parse_csv(text: str) -> _Columns:
     order = [header.index(name) for name in COLUMNS]
     transposed = list(zip(*rows, strict=True)) if rows else [() for _ in COLUMNS]
     text_columns = {name: list(transposed[j]) for name, j in zip(COLUMNS, order, strict=True)}
-    return _Columns(text_columns, None, lines, structural)
+    return _Columns(text_columns, lines, structural)
 
 
-def _fast_tokenise(raw: bytes) -> _Columns | None:
-    """Columns of a simple CSV file with numpy, or None to use the general reader.
+def _fast_csv(raw: bytes, skip_bad: bool) -> tuple[HistoryArrays, list[HistoryError]] | None:
+    """The arrays of a simple, valid CSV file, or None to use the general reader.
 
-    Handles files whose bytes are ASCII, without quotes or blank lines (LF or CRLF line ends), with the
-    columns in the standard order and 13 fields on every line. It only splits fields; values are
-    validated by :func:`_validate_columns` like those of the general reader (counts are parsed here
-    when every one is plain digits, else handed over as text).
+    Handles ASCII files in the standard column order, without quotes or blank lines (LF or CRLF
+    line ends). A compiled scanner splits fields, parses counts and hashes the text fields; ids
+    are interned and checked through their distinct values only. The one row problem handled here
+    is a player against themself (reported like the general reader does); anything else sends the
+    whole file to the general reader, which finds and explains it.
     """
-    if not raw.isascii() or b'"' in raw:
+    header = ",".join(COLUMNS).encode()
+    if not raw.startswith(header) or raw[len(header) : len(header) + 2] not in (b"\n", b"\r\n"):
         return None
-    if b"\r" in raw:
-        # Without quotes no field can hold a line break, so CRLF line ends can simply become LF.
-        if raw.count(b"\r") != raw.count(b"\r\n"):
-            return None
-        raw = raw.replace(b"\r\n", b"\n")
-    header_end = raw.find(b"\n")
-    if header_end < 0 or raw[:header_end] != ",".join(COLUMNS).encode() or b"\n\n" in raw:
+    if not raw.isascii():
         return None
-    body = raw[header_end + 1 :]
+    body = raw[raw.index(b"\n") + 1 :]
     if not body:
         return None
     if not body.endswith(b"\n"):
         body += b"\n"
+    from . import _parse_jit as jit
+
     buf = np.frombuffer(body, dtype=np.uint8)
-    newline = buf == 10
-    seps = np.flatnonzero(newline | (buf == 44))
-    width = len(COLUMNS)
-    if seps.size % width:
+    ok, starts, ends, hashes, winners, counts = jit.scan(buf, len(COLUMNS), 4, MAX_COUNT)
+    if not ok:
         return None
-    n = seps.size // width
-    ends = seps.reshape(n, width)
-    if not newline[ends[:, -1]].all() or newline[ends[:, :-1]].any():
-        return None
-    starts = np.empty_like(ends)
-    starts[:, 0] = np.concatenate(([0], ends[:-1, -1] + 1))
-    starts[:, 1:] = ends[:, :-1] + 1
+    lines = np.arange(2, len(winners) + 2, dtype=np.int64)
     text = body.decode("ascii")
-
-    def column(j: int) -> list[str]:
-        return [text[s:e] for s, e in zip(starts[:, j].tolist(), ends[:, j].tolist(), strict=True)]
-
-    counts = _fast_counts(buf, starts[:, 5:], ends[:, 5:])
-    names = COLUMNS[:5] if counts is not None else COLUMNS
-    columns = {name: column(j) for j, name in enumerate(names)}
-    return _Columns(columns, counts, range(2, n + 2), [])
-
-
-def _fast_counts(
-    buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
-) -> Int32Array | None:
-    """Parse fields of 1 to 7 ASCII digits, or None if any field is anything else or too large."""
-    length = ends - starts
-    if length.size == 0 or length.min() < 1 or length.max() > 7:
-        return None
-    value = np.zeros(length.shape, dtype=np.int64)
-    for d in range(int(length.max())):
-        present = length > d
-        digit = buf[np.where(present, starts + d, 0)].astype(np.int64) - 48
-        if ((digit < 0) | (digit > 9))[present].any():
+    # A player against themself: the only row problem handled here (the ATP file has four).
+    self_play = hashes[:, 2] == hashes[:, 3]
+    errors: list[HistoryError] = []
+    if self_play.any():
+        rows = np.flatnonzero(self_play)
+        if not jit.same_bytes(buf, starts[rows, 2], ends[rows, 2], starts[rows, 3], ends[rows, 3]):
             return None
-        value = np.where(present, value * 10 + digit, value)
-    if value.max() > MAX_COUNT:
+        errors = [
+            HistoryError("player_b", "a player cannot play against themself", line=int(lines[i]))
+            for i in rows
+        ]
+        if not skip_bad:
+            raise errors[0]
+        keep = ~self_play
+        starts, ends, hashes, winners, counts, lines = (
+            starts[keep],
+            ends[keep],
+            hashes[keep],
+            winners[keep],
+            counts[keep],
+            lines[keep],
+        )
+    n = len(winners)
+    match_ids = _fast_match_ids(buf, text, starts[:, 0], ends[:, 0], hashes[:, 0])
+    played = _fast_intern(jit, buf, text, starts[:, 1], ends[:, 1], hashes[:, 1], _when_problem)
+    both = _fast_intern(
+        jit,
+        buf,
+        text,
+        starts[:, 2:4].ravel(),
+        ends[:, 2:4].ravel(),
+        hashes[:, 2:4].ravel(),
+        _id_problem,
+    )
+    if match_ids is None or played is None or both is None:
         return None
-    return value.astype(np.int32)
+    played_values, played_index = played
+    player_ids, player_index = both
+    pairs = player_index.reshape(n, 2)
+    return (
+        HistoryArrays(
+            player_ids=player_ids,
+            player_a=np.ascontiguousarray(pairs[:, 0]),
+            player_b=np.ascontiguousarray(pairs[:, 1]),
+            winner=winners,
+            counts=np.ascontiguousarray(counts),
+            match_ids=match_ids,
+            played_at=list(map(played_values.__getitem__, played_index.tolist())),
+            lines=lines,
+        ),
+        errors,
+    )
+
+
+def _fast_match_ids(
+    buf: npt.NDArray[np.uint8],
+    text: str,
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    hashes: npt.NDArray[np.uint64],
+) -> list[str] | None:
+    """The match ids if all are valid and their hashes are distinct (so the ids are), else None."""
+    n = len(starts)
+    if n == 0:
+        return None
+    ordered = np.sort(hashes)
+    if (ordered[1:] == ordered[:-1]).any():
+        return None
+    length = ends - starts
+    if length.min() < 1 or length.max() > MAX_PLAYER_ID_LENGTH:
+        return None
+    ids = [text[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    # Only an id starting with whitespace can be all whitespace.
+    suspects = np.flatnonzero(np.isin(buf[starts], (9, 11, 12, 32)))
+    if any(_id_problem(ids[i]) is not None for i in suspects.tolist()):
+        return None
+    return ids
+
+
+def _fast_intern(
+    jit: Any,
+    buf: npt.NDArray[np.uint8],
+    text: str,
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    hashes: npt.NDArray[np.uint64],
+    check: Callable[[str], str | None],
+) -> tuple[list[str], Int32Array] | None:
+    """Distinct values in order of first appearance and each field's index among them, or None.
+
+    None when a distinct value fails ``check`` or two different texts share a hash.
+    """
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    if not jit.same_bytes(buf, starts, ends, starts[first[inverse]], ends[first[inverse]]):
+        return None
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    values = [
+        text[s:e] for s, e in zip(starts[first[order]].tolist(), ends[first[order]].tolist(), strict=True)
+    ]
+    if any(check(v) is not None for v in values):
+        return None
+    return values, rank[inverse.ravel()].astype(np.int32)
 
 
 _TEXT_CHECKS = {
@@ -586,12 +652,14 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
     n = len(lines)
     rows = _Rows(lines)
     parsed_counts: dict[str, dict[str, int]] = {}
+    distinct = {name: set(text[name]) for name in _TEXT_CHECKS}
     for name in COLUMNS:
         if name in _TEXT_CHECKS:
             check = _TEXT_CHECKS[name]
-            problems = {v: p for v in set(text[name]) if (p := check(v)) is not None}
-        elif columns.counts is not None:
-            continue
+            seen = distinct[name]
+            problems = {}
+            if check is not _id_problem or not _all_ids_plain(seen):
+                problems = {v: p for v in seen if (p := check(v)) is not None}
         else:
             values = {v: _count_value(v) for v in set(text[name])}
             problems = {v: p for v, p in values.items() if isinstance(p, str)}
@@ -608,7 +676,7 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
     for i in np.flatnonzero(pa == pb).tolist():
         rows.mark(i, "player_b", "a player cannot play against themself")
     match_ids = text["match_id"]
-    if len(set(match_ids)) != n:
+    if len(distinct["match_id"]) != n:
         first_seen: dict[str, int] = {}
         for i, match_id in enumerate(match_ids):
             if i in rows.bad:
@@ -621,13 +689,10 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
     errors = sorted([*columns.structural, *rows.bad.values()], key=lambda e: e.line or 0)
     if errors and not skip_bad:
         raise errors[0]
-    if columns.counts is not None:
-        counts = columns.counts
-    else:
-        counts = np.empty((n, 8), dtype=np.int32)
-        for j, name in enumerate(COUNT_COLUMNS):
-            lookup = parsed_counts[name]
-            counts[:, j] = [lookup.get(v, 0) for v in text[name]]
+    counts = np.empty((n, 8), dtype=np.int32)
+    for j, name in enumerate(COUNT_COLUMNS):
+        lookup = parsed_counts[name]
+        counts[:, j] = [lookup.get(v, 0) for v in text[name]]
     line_array = np.asarray(lines, dtype=np.int64)
     if rows.bad:
         keep = np.ones(n, dtype=bool)
@@ -657,13 +722,18 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
 
 def _first_seen_ids(col_a: Sequence[str], col_b: Sequence[str]) -> list[str]:
     """Distinct ids in order of first appearance (match by match, side a first)."""
-    seen: dict[str, None] = {}
-    for a, b in zip(col_a, col_b, strict=True):
-        if a not in seen:
-            seen[a] = None
-        if b not in seen:
-            seen[b] = None
-    return list(seen)
+    return list(dict.fromkeys(chain.from_iterable(zip(col_a, col_b, strict=True))))
+
+
+def _all_ids_plain(values: set[str]) -> bool:
+    """True when no id can fail :func:`_id_problem` (checked with C-speed builtins only)."""
+    if not values:
+        return True
+    return (
+        min(map(len, values)) >= 1
+        and max(map(len, values)) <= MAX_PLAYER_ID_LENGTH
+        and not any(map(str.isspace, values))
+    )
 
 
 # ---------------------------------------------------------------------------- JSON Lines

@@ -12,4 +12,5 @@ app = typer.Typer(
 )
 
 # Command modules register themselves on `app` when imported; keep this list sorted.
-from . import engine_commands  # noqa: E402,F401
+from . import engine_commands  # noqa: E402,F401,I001
+from . import replay_commands  # noqa: E402,F401
