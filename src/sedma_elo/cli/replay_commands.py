@@ -72,10 +72,10 @@ def replay_command(
         rules = load_rules(rules_file)
         result, errors = _run(history, rules, skip_bad_rows, show, changes_out is not None)
     except SedmaEloError as exc:
-        _stderr.print(f"error: {history}: {exc}", highlight=False, markup=False, style="red")
+        typer.echo(f"error: {history}: {exc}", err=True)
         raise typer.Exit(code=2) from None
     for err in errors:
-        _stderr.print(f"skipped: {history}: {err}", highlight=False, markup=False)
+        typer.echo(f"skipped: {history}: {err}", err=True)
     if ratings_out is not None:
         _write_text(ratings_out, _ratings_csv(result))
     if changes_out is not None:
@@ -175,7 +175,7 @@ def _write_text(path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        _stderr.print(f"error: cannot write {path}: {exc.strerror or exc}", highlight=False, markup=False)
+        typer.echo(f"error: cannot write {path}: {exc.strerror or exc}", err=True)
         raise typer.Exit(code=2) from None
 
 
