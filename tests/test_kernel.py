@@ -107,10 +107,10 @@ def test_out_of_range_rating_is_refused_like_rate() -> None:
 
 
 def test_reference_params_are_flat_numbers() -> None:
-    """The reference rules flatten to float32 coefficients and the tier boundaries."""
+    """The reference rules flatten to float32 coefficients, the tier boundaries and K (top last)."""
     params = kernel_params(REFERENCE_RULES)
     assert params.tier_below.tolist() == [1200, 1800, 2200]
-    assert params.tier_k.tolist() == [40, 32, 24]
+    assert params.tier_k.tolist() == [40, 32, 24, 16]
     assert params.p32.dtype == np.float32
     assert float(params.p32[0]) == float(np.float32(0.05))
 
