@@ -23,16 +23,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+_CANDIDATES = (ROOT.parent / "shared/data", Path("/work/shared/data"))
 DEFAULT_HISTORY = next(
     (
-        p
-        for p in (ROOT.parent / "shared/data/atp_1991_2017.csv.gz", Path("/work/shared/data/atp_1991_2017.csv.gz"))
-        if p.is_file()
+        folder / "atp_1991_2017.csv.gz"
+        for folder in _CANDIDATES
+        if (folder / "atp_1991_2017.csv.gz").is_file()
     ),
     Path("atp_1991_2017.csv.gz"),
 )
 
-NAIVE = r'''
+NAIVE = r"""
 import csv, gzip, math, sys
 import numpy as np
 
@@ -85,7 +86,7 @@ with open(out, "w") as fh:
     fh.write("player_id,rating,matches_played\n")
     for pid, rating in sorted(ratings.items(), key=lambda kv: (-kv[1], kv[0])):
         fh.write(f"{pid},{rating},{played[pid]}\n")
-'''
+"""
 
 
 def _time(cmd: list[str]) -> float:

@@ -1,6 +1,6 @@
 """Match-history files: CSV (plain or gzipped) and JSON Lines, read, validated and written.
 
-The CSV format (``docs/history.md`` and ``shared/data/README.md``) has exactly the columns of
+The CSV format (``docs/replay.md`` and ``shared/data/README.md``) has exactly the columns of
 :data:`COLUMNS`, one match a row, in the order the matches were played. JSON Lines files hold one
 flat object per line with the same keys (counts as JSON integers), or a team match::
 
