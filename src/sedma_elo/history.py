@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import HistoryError, ValidationError
-from .model import MAX_COUNT, MAX_PLAYER_ID_LENGTH, STAT_FIELDS, Match, PlayerStats
+from .model import MAX_COUNT, MAX_PLAYER_ID_LENGTH, STAT_FIELDS, Match, PlayerStats, check_count
 
 __all__ = [
     "COLUMNS",
@@ -182,19 +182,7 @@ class HistoryArrays:
             pa.append(index.setdefault(a, len(index)))
             pb.append(index.setdefault(b, len(index)))
             winners.append(_WINNER_CODES[m.winner])
-            sa, sb = m.stats_of(a), m.stats_of(b)
-            counts.append(
-                (
-                    sa.bad_moves,
-                    sb.bad_moves,
-                    sa.won_by_16,
-                    sb.won_by_16,
-                    sa.won_by_24,
-                    sb.won_by_24,
-                    sa.won_by_4_and_last,
-                    sb.won_by_4_and_last,
-                )
-            )
+            counts.append(_count_row(m))
             match_ids.append(m.match_id or "")
             played_at.append(m.played_at.isoformat() if m.played_at is not None else "")
         n_matches = len(pa)
@@ -295,30 +283,20 @@ def write_matches(path: str | Path, matches: Iterable[Match]) -> None:
 
 
 # ---------------------------------------------------------------------------- writing helpers
+def _count_row(m: Match) -> tuple[int, ...]:
+    """A one-against-one match's counts in the order of :data:`COUNT_COLUMNS`."""
+    sa, sb = m.stats_of(m.team_a[0]), m.stats_of(m.team_b[0])
+    return tuple(value for pair in zip(sa.key(), sb.key(), strict=True) for value in pair)
+
+
 def _csv_text(matches: Sequence[Match]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for m in matches:
-        a, b = m.team_a[0], m.team_b[0]
-        sa, sb = m.stats_of(a), m.stats_of(b)
         assert m.played_at is not None
         writer.writerow(
-            (
-                m.match_id,
-                m.played_at.isoformat(),
-                a,
-                b,
-                m.winner,
-                sa.bad_moves,
-                sb.bad_moves,
-                sa.won_by_16,
-                sb.won_by_16,
-                sa.won_by_24,
-                sb.won_by_24,
-                sa.won_by_4_and_last,
-                sb.won_by_4_and_last,
-            )
+            (m.match_id, m.played_at.isoformat(), m.team_a[0], m.team_b[0], m.winner, *_count_row(m))
         )
     return out.getvalue()
 
@@ -863,10 +841,7 @@ def _json_text(field: str, value: object) -> str:
 
 
 def _json_count(field: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise HistoryError(field, f"must be a non-negative integer, got {type(value).__name__} {value!r}")
-    if value < 0:
-        raise HistoryError(field, f"must be >= 0, got {value}")
-    if value > MAX_COUNT:
-        raise HistoryError(field, f"must be <= {MAX_COUNT}, got {value}")
-    return value
+    try:
+        return check_count(field, value)
+    except ValidationError as exc:
+        raise HistoryError(field, exc.reason) from None
