@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sedma_elo import REFERENCE_RULES, Match, PlayerStats, ValidationError, rate
-from sedma_elo.history import load_history, write_matches
+from sedma_elo import REFERENCE_RULES, HistoryError, Match, PlayerStats, ValidationError, rate
+from sedma_elo.history import HistoryArrays, load_history, write_matches
 from sedma_elo.replay import replay, replay_python
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -132,16 +132,27 @@ def test_progress_reaches_the_total() -> None:
     assert calls[-1] == (30, 30)
 
 
-def test_atp_replay_mean_drifts_to_991() -> None:
-    """Replaying the ATP file under the reference rules ends with a mean of 991 (the issue's figure)."""
-    history, errors = load_history(_atp_path(), skip_bad=True)
+@pytest.fixture(scope="module")
+def atp() -> tuple[HistoryArrays, list[HistoryError]]:
+    """The ATP history, read once for this module (bad rows skipped and returned)."""
+    return load_history(_atp_path(), skip_bad=True)
+
+
+def test_atp_file_has_four_self_play_rows(atp: tuple[HistoryArrays, list[HistoryError]]) -> None:
+    """The real file's 603,321 rows include four where a player meets themself."""
+    history, errors = atp
     assert len(history) + len(errors) == 603_321
-    result = replay(history, method="kernel")
+    assert [e.field for e in errors] == ["player_b"] * 4
+
+
+def test_atp_replay_mean_drifts_to_991(atp: tuple[HistoryArrays, list[HistoryError]]) -> None:
+    """Replaying the ATP file under the reference rules ends with a mean of 991 (the issue's figure)."""
+    result = replay(atp[0], method="kernel")
     assert round(float(np.mean(result.rating_array))) == 991
 
 
-def test_atp_zero_sum_keeps_the_mean() -> None:
+def test_atp_zero_sum_keeps_the_mean(atp: tuple[HistoryArrays, list[HistoryError]]) -> None:
     """In the zero-sum mode the ATP replay keeps the mean rating at exactly 1000."""
-    history, _ = load_history(_atp_path(), skip_bad=True)
+    history = atp[0]
     result = replay(history, REFERENCE_RULES.replace(zero_sum=True), method="kernel")
     assert int(result.rating_array.sum()) == 1000 * history.n_players

@@ -130,3 +130,17 @@ def test_progress_flag_draws_on_stderr(tmp_path: Path) -> None:
     result = runner.invoke(app, ["replay", str(_history(tmp_path)), "--progress", "--top", "1"])
     assert result.exit_code == 0
     assert "replaying" in result.output
+
+
+def test_team_history_in_jsonl(tmp_path: Path) -> None:
+    """A JSON Lines history with a 2-vs-2 match is replayed with rate()."""
+    path = tmp_path / "teams.jsonl"
+    path.write_text(
+        '{"match_id": "t1", "played_at": "2024-01-01", "team_a": ["ann", "bob"], "team_b": ["cyd", "dan"],'
+        ' "winner": "a"}\n'
+    )
+    out = tmp_path / "r.csv"
+    result = runner.invoke(app, ["replay", str(path), "--ratings-out", str(out)])
+    assert result.exit_code == 0, result.output
+    team = Match(("ann", "bob"), ("cyd", "dan"), "a", {})
+    assert {r["player_id"]: int(r["rating"]) for r in _read(out)} == rate(team, {}).new_ratings
