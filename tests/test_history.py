@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from sedma_elo import HistoryError, Match, PlayerStats
+from sedma_elo import history as history_module
 from sedma_elo.history import (
     COLUMNS,
     DRAW,
@@ -348,6 +349,8 @@ def test_fast_and_general_readers_agree(tmp_path: Path) -> None:
     rows.append("id-x,2024-01-01,p1,p1,a,0,0,0,0,0,0,0,0")
     fast_path = _csv(tmp_path, rows, name="fast.csv")
     general = _csv(tmp_path, [rows[0].replace("id-0", '"id-0"'), *rows[1:]], name="general.csv")
+    assert history_module._fast_csv(fast_path.read_bytes(), True) is not None  # the compiled path is taken
+    assert history_module._fast_csv(general.read_bytes(), True) is None  # quotes: the csv module
     fast, fast_errors = load_history(fast_path, skip_bad=True)
     slow, slow_errors = load_history(general, skip_bad=True)
     assert [str(e) for e in fast_errors] == [str(e) for e in slow_errors]
@@ -355,3 +358,14 @@ def test_fast_and_general_readers_agree(tmp_path: Path) -> None:
     assert fast.match_ids == slow.match_ids
     for name in ("player_a", "player_b", "winner", "counts", "lines"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+
+
+def test_first_error_wins_whatever_its_kind(tmp_path: Path) -> None:
+    """A duplicate id on line 4 is raised before a self-play row on line 5."""
+    rows = [
+        *GOOD_ROWS[:2],
+        "m1,2024-01-04,ann,bob,a,0,0,0,0,0,0,0,0",
+        "m9,2024-01-04,ann,ann,a,0,0,0,0,0,0,0,0",
+    ]
+    err = _error(_csv(tmp_path, rows))
+    assert (err.field, err.line) == ("match_id", 4)

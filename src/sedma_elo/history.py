@@ -492,7 +492,8 @@ def _fast_csv(raw: bytes, skip_bad: bool) -> tuple[HistoryArrays, list[HistoryEr
     whole file to the general reader, which finds and explains it.
     """
     header = ",".join(COLUMNS).encode()
-    if not raw.startswith(header) or raw[len(header) : len(header) + 2] not in (b"\n", b"\r\n"):
+    after = raw[len(header) : len(header) + 2]
+    if not raw.startswith(header) or not (after[:1] == b"\n" or after == b"\r\n"):
         return None
     if not raw.isascii():
         return None
@@ -516,12 +517,10 @@ def _fast_csv(raw: bytes, skip_bad: bool) -> tuple[HistoryArrays, list[HistoryEr
         rows = np.flatnonzero(self_play)
         if not jit.same_bytes(buf, starts[rows, 2], ends[rows, 2], starts[rows, 3], ends[rows, 3]):
             return None
-        errors = [
-            HistoryError("player_b", "a player cannot play against themself", line=int(lines[i]))
-            for i in rows
-        ]
         if not skip_bad:
-            raise errors[0]
+            return None  # the general reader raises the first bad line, whatever its problem
+        message = "a player cannot play against themself"
+        errors = [HistoryError("player_b", message, line=int(lines[i])) for i in rows]
         keep = ~self_play
         starts, ends, hashes, winners, counts, lines = (
             starts[keep],
