@@ -243,3 +243,22 @@ def test_each_variant_agrees_on_a_long_history(name: str) -> None:
     """Under each rule variant the kernel reproduces 3,000 matches of a rate loop exactly."""
     matches = _random_history(3000, 60, seed=len(name))
     assert _kernel_rows(matches, VARIANTS[name], {}) == _oracle(matches, VARIANTS[name], {})
+
+
+def test_chunked_run_equals_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replaying in chunks (as with a progress bar) gives the same ratings and records as one pass."""
+    import sedma_elo.kernel as kernel_module
+
+    matches = _random_history(500, 30, seed=3)
+    rules = VARIANTS["all"]
+    whole = replay(matches, rules, record=True, method="kernel")
+    monkeypatch.setattr(kernel_module, "CHUNK", 7)
+    calls: list[int] = []
+    chunked = replay(
+        matches, rules, record=True, method="kernel", progress=lambda done, _: calls.append(done)
+    )
+    assert calls[0] == 7 and calls[-1] == 500
+    assert chunked.ratings == whole.ratings
+    assert whole.record is not None and chunked.record is not None
+    assert np.array_equal(chunked.record.after, whole.record.after)
+    assert np.array_equal(chunked.record.expected, whole.record.expected)
