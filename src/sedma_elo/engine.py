@@ -259,7 +259,8 @@ def _round(value: float, rules: Rules) -> int:
     return floor + 1 if value - floor >= 0.5 else floor
 
 
-def _check_games(field: str, value: object) -> int:
+def check_games_played(field: str, value: object) -> int:
+    """Return ``value`` if it is a non-negative int games count (bool refused), else raise."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(field, f"must be a non-negative integer, got {type(value).__name__} {value!r}")
     if value < 0:
@@ -267,7 +268,7 @@ def _check_games(field: str, value: object) -> int:
     return value
 
 
-def _k_reason(rules: Rules, rating: int, games: int | None, k: int | float) -> str:
+def _k_reason(rules: Rules, rating: int, games: int | None) -> str:
     reason = rules.k_reason(rating)
     if rules.k_mode != "rating":
         assert games is not None
@@ -343,7 +344,7 @@ def rate(
     games: dict[str, int | None] = {p: None for p in match.players}
     if games_played is not None:
         for p in match.players:
-            games[p] = _check_games(f"games_played.{p}", games_played.get(p, 0))
+            games[p] = check_games_played(f"games_played.{p}", games_played.get(p, 0))
     team_a = _team_rating(before_a, rules)
     team_b = _team_rating(before_b, rules)
     expected_a = expected_score(team_a, team_b)
@@ -407,7 +408,7 @@ def rate(
                     side,  # type: ignore[arg-type]
                     rating,
                     k,
-                    _k_reason(rules, rating, games[player_id], k),
+                    _k_reason(rules, rating, games[player_id]),
                     float(own),
                     float(other),
                     expected,

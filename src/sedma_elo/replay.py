@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from .engine import rate
+from .engine import check_games_played, rate
 from .errors import HistoryError, ValidationError
 from .history import HistoryArrays, load_history, read_matches
 from .kernel import KernelRecord, run_kernel
@@ -112,7 +112,7 @@ def replay(
     """
     history, matches = _resolve(source)
     starting = _check_mapping("initial_ratings", initial_ratings or {}, check_rating)
-    starting_games = _check_mapping("initial_games_played", initial_games_played or {}, _check_games)
+    starting_games = _check_mapping("initial_games_played", initial_games_played or {}, check_games_played)
     if history is None:
         assert matches is not None
         if method == "kernel" or record:
@@ -183,12 +183,6 @@ def _resolve(source: Source) -> tuple[HistoryArrays | None, Sequence[Match] | No
     if all(len(m.team_a) == 1 for m in matches):
         return HistoryArrays.from_matches(matches), None
     return None, matches
-
-
-def _check_games(field: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(field, f"must be a non-negative integer, got {value!r}")
-    return value
 
 
 def _check_mapping(
