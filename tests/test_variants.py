@@ -91,6 +91,7 @@ def test_zero_sum_moves_points_between_players() -> None:
     transfer = round(36 * (1 - _e(1100, 1300)))
     assert result["x"].rating_after == 1100 + transfer
     assert result["y"].rating_after == 1300 - transfer
+    assert result["x"].k == result["y"].k == 36.0
     assert any("zero-sum" in n for n in result["x"].notes)
 
 
