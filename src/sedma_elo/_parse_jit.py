@@ -112,3 +112,38 @@ def same_bytes(buf, starts, ends, rep_starts, rep_ends):  # type: ignore[no-unty
             if buf[s + j] != buf[rs + j]:
                 return False
     return True
+
+
+@njit(cache=True)
+def intern(hashes):  # type: ignore[no-untyped-def]
+    """Number distinct hashes in order of first appearance (an open-addressing table, one pass).
+
+    Returns ``(index, first)``: ``index[i]`` is the number of ``hashes[i]``'s value, ``first[k]``
+    the position where value ``k`` first appears.
+    """
+    n = hashes.size
+    capacity = 1
+    while capacity < 2 * n + 2:
+        capacity *= 2
+    mask = capacity - 1
+    slots = np.full(capacity, -1, dtype=np.int64)
+    keys = np.empty(capacity, dtype=np.uint64)
+    index = np.empty(n, dtype=np.int32)
+    first = np.empty(n, dtype=np.int64)
+    count = 0
+    for i in range(n):
+        h = hashes[i]
+        slot = np.int64(h & np.uint64(mask))
+        while True:
+            if slots[slot] < 0:
+                slots[slot] = count
+                keys[slot] = h
+                first[count] = i
+                index[i] = count
+                count += 1
+                break
+            if keys[slot] == h:
+                index[i] = slots[slot]
+                break
+            slot = (slot + 1) & mask
+    return index, first[:count]

@@ -573,8 +573,10 @@ def _fast_match_ids(
     n = len(starts)
     if n == 0:
         return None
-    ordered = np.sort(hashes)
-    if (ordered[1:] == ordered[:-1]).any():
+    from . import _parse_jit as jit
+
+    _, first = jit.intern(hashes)
+    if first.size != n:  # equal hashes: a duplicate id (or a collision); the general reader decides
         return None
     length = ends - starts
     if length.min() < 1 or length.max() > MAX_PLAYER_ID_LENGTH:
@@ -600,18 +602,14 @@ def _fast_intern(
 
     None when a distinct value fails ``check`` or two different texts share a hash.
     """
-    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
-    if not jit.same_bytes(buf, starts, ends, starts[first[inverse]], ends[first[inverse]]):
+    index, first = jit.intern(np.ascontiguousarray(hashes))
+    representative = first[index]
+    if not jit.same_bytes(buf, starts, ends, starts[representative], ends[representative]):
         return None
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    values = [
-        text[s:e] for s, e in zip(starts[first[order]].tolist(), ends[first[order]].tolist(), strict=True)
-    ]
+    values = [text[s:e] for s, e in zip(starts[first].tolist(), ends[first].tolist(), strict=True)]
     if any(check(v) is not None for v in values):
         return None
-    return values, rank[inverse.ravel()].astype(np.int32)
+    return values, index
 
 
 _TEXT_CHECKS = {
