@@ -164,7 +164,12 @@ def run_kernel(
     params = kernel_params(rules)
     jit = _jit()
     if rules.uses_games_played:
-        top = int(games.max(initial=0)) + n + 1
+        # One entry per games count any player can reach: their start plus their matches here.
+        size = history.n_players
+        appearances = np.bincount(history.player_a, minlength=size) + np.bincount(
+            history.player_b, minlength=size
+        )
+        top = int((games + appearances).max(initial=0)) + 1
         k_games = jit.k_games_table(top, *params.k_games)
     else:
         k_games = np.zeros(1, dtype=np.float64)
