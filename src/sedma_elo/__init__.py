@@ -31,7 +31,7 @@ from .errors import (
     SedmaEloError,
     ValidationError,
 )
-from .history import HistoryArrays, load_history, read_matches, write_matches
+from .history import HistoryArrays, load_history, read_history, read_matches, write_matches
 from .kernel import KernelRecord, run_kernel
 from .model import MAX_COUNT, Match, PlayerStats, Winner
 from .replay import ReplayResult, replay
@@ -82,6 +82,7 @@ __all__ = [
     "load_rules",
     "predict_win",
     "rate",
+    "read_history",
     "read_matches",
     "replay",
     "rules_from_toml",

@@ -52,6 +52,7 @@ __all__ = [
     "WINNER_B",
     "HistoryArrays",
     "load_history",
+    "read_history",
     "read_matches",
     "write_matches",
 ]
@@ -211,18 +212,37 @@ def load_history(path: str | Path, *, skip_bad: bool = False) -> tuple[HistoryAr
             (the first by line); a team match in a JSON Lines file (field ``team_a``: use
             :func:`read_matches`).
     """
-    text_or_bytes, is_json = _open(path)
-    if is_json:
-        matches, lines, errors = _read_jsonl(_as_text(text_or_bytes), skip_bad)
-        for m, line in zip(matches, lines, strict=True):
-            if len(m.team_a) != 1:
-                raise HistoryError(
-                    "team_a", "team matches cannot be loaded as arrays; use read_matches", line=line
-                )
-        arrays = HistoryArrays.from_matches(matches)
-        object.__setattr__(arrays, "lines", np.array(lines, dtype=np.int64))
-        return arrays, errors
-    return _load_csv(text_or_bytes, skip_bad)
+    history, errors = read_history(path, skip_bad=skip_bad, teams=False)
+    assert isinstance(history, HistoryArrays)
+    return history, errors
+
+
+def read_history(
+    path: str | Path, *, skip_bad: bool = False, teams: bool = True
+) -> tuple[HistoryArrays | list[Match], list[HistoryError]]:
+    """Read a history as :class:`HistoryArrays`, or as matches when it holds team matches.
+
+    What :func:`~sedma_elo.replay.replay` and the ``replay`` command read: the columns for the
+    batch kernel whenever every match is one against one.
+
+    Raises:
+        HistoryError: as :func:`load_history`; with ``teams=False`` a team match is an error
+            (field ``team_a``).
+    """
+    raw, is_json = _open(path)
+    if not is_json:
+        return _load_csv(raw, skip_bad)
+    matches, lines, errors = _read_jsonl(_as_text(raw), skip_bad)
+    for m, line in zip(matches, lines, strict=True):
+        if len(m.team_a) != 1:
+            if teams:
+                return matches, errors
+            raise HistoryError(
+                "team_a", "team matches cannot be loaded as arrays; use read_matches", line=line
+            )
+    arrays = HistoryArrays.from_matches(matches)
+    object.__setattr__(arrays, "lines", np.array(lines, dtype=np.int64))
+    return arrays, errors
 
 
 def read_matches(path: str | Path, *, skip_bad: bool = False) -> tuple[list[Match], list[HistoryError]]:

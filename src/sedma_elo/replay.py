@@ -16,8 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine import check_games_played, rate
-from .errors import HistoryError, ValidationError
-from .history import HistoryArrays, load_history, read_matches
+from .errors import ValidationError
+from .history import HistoryArrays, read_history
 from .kernel import KernelRecord, run_kernel
 from .model import Match, check_rating
 from .rules import REFERENCE_RULES, Rules
@@ -173,12 +173,9 @@ def _resolve(source: Source) -> tuple[HistoryArrays | None, Sequence[Match] | No
     if isinstance(source, HistoryArrays):
         return source, None
     if isinstance(source, (str, Path)):
-        try:
-            return load_history(source)[0], None
-        except HistoryError as exc:
-            if exc.field != "team_a" or "team matches" not in exc.reason:
-                raise
-        return None, read_matches(source)[0]
+        source = read_history(source)[0]
+        if isinstance(source, HistoryArrays):
+            return source, None
     matches = list(source)
     if all(len(m.team_a) == 1 for m in matches):
         return HistoryArrays.from_matches(matches), None

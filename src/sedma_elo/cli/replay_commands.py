@@ -92,21 +92,12 @@ def replay_command(
 def _run(
     path: Path, rules: Rules, skip_bad: bool, show: bool, record: bool
 ) -> tuple[ReplayResult, list[SedmaEloError]]:
-    from ..history import HistoryArrays, load_history, read_matches
-    from ..model import Match
+    from ..history import read_history
     from ..replay import replay
 
-    source: HistoryArrays | list[Match]
     with _Progress(show) as bar:
         bar.phase(f"reading {path.name}")
-        try:
-            arrays, errors = load_history(path, skip_bad=skip_bad)
-            source = arrays
-        except SedmaEloError as exc:
-            if getattr(exc, "field", None) != "team_a" or "team matches" not in str(exc):
-                raise
-            matches, errors = read_matches(path, skip_bad=skip_bad)
-            source = list(matches)
+        source, errors = read_history(path, skip_bad=skip_bad)
         bar.phase("replaying")
         result = replay(source, rules, record=record, progress=bar.update)
     return result, list(errors)
