@@ -13,9 +13,10 @@ import math
 import numpy as np
 from numba import njit
 
-# Indices into the float parameter arrays (``p32`` holds the same first 12 values as float32).
+# Indices into the float parameter arrays (``p32`` holds the same first 18 values as float32).
 _PER16, _CAP16, _PER24, _CAP24, _PER4, _CAP4, _MALUS, _MALUS_CAP, _LOSER, _DRAW, _SMIN, _SMAX = range(12)
-_NEW_MULT, _M_SCALE, _W16, _W24, _W4, _WBAD, _M_MIN, _M_MAX = range(12, 20)
+_BASE, _SCALE = 12, 15  # base score, then bonus share, of a win, a loss and a draw
+_NEW_MULT, _M_SCALE, _W16, _W24, _W4, _WBAD, _M_MIN, _M_MAX = range(18, 26)
 # Indices into the int parameter array.
 _F32, _HALF_UP, _KMODE, _NEW_GAMES, _ZERO_SUM, _HAS_FLOOR, _FLOOR, _MARGIN, _LO, _HI = range(10)
 
@@ -29,22 +30,14 @@ def _score32(outcome, bad, c16, c24, c4, p):  # type: ignore[no-untyped-def]
     b4 = np.float32(c4) * p[_PER4]
     b4 = b4 if b4 < p[_CAP4] else p[_CAP4]
     total = (b16 + b24) + b4
-    if outcome == 0:
-        base = np.float32(1.0)
-        scale = np.float32(1.0)
-    elif outcome == 1:
-        base = np.float32(0.0)
-        scale = p[_LOSER]
-    else:
-        base = np.float32(0.5)
-        scale = p[_DRAW]
+    # Base and bonus share by outcome (0 win, 1 loss, 2 draw) come from p[_BASE + outcome] and
+    # p[_SCALE + outcome]: table reads instead of branches the CPU would mispredict.
     malus = np.float32(bad) * p[_MALUS]
     malus = malus if malus < p[_MALUS_CAP] else p[_MALUS_CAP]
-    value = (base + total * scale) - malus
-    if value < p[_SMIN]:
-        value = p[_SMIN]
-    elif value > p[_SMAX]:
-        value = p[_SMAX]
+    value = (p[_BASE + outcome] + total * p[_SCALE + outcome]) - malus
+    # Unity's Clamp tests the lower bound first; with min < max, max-then-min is the same.
+    value = value if value > p[_SMIN] else p[_SMIN]
+    value = value if value < p[_SMAX] else p[_SMAX]
     return np.float64(value)
 
 
@@ -57,22 +50,11 @@ def _score64(outcome, bad, c16, c24, c4, p):  # type: ignore[no-untyped-def]
     b4 = np.float64(c4) * p[_PER4]
     b4 = b4 if b4 < p[_CAP4] else p[_CAP4]
     total = (b16 + b24) + b4
-    if outcome == 0:
-        base = 1.0
-        scale = 1.0
-    elif outcome == 1:
-        base = 0.0
-        scale = p[_LOSER]
-    else:
-        base = 0.5
-        scale = p[_DRAW]
     malus = np.float64(bad) * p[_MALUS]
     malus = malus if malus < p[_MALUS_CAP] else p[_MALUS_CAP]
-    value = (base + total * scale) - malus
-    if value < p[_SMIN]:
-        value = p[_SMIN]
-    elif value > p[_SMAX]:
-        value = p[_SMAX]
+    value = (p[_BASE + outcome] + total * p[_SCALE + outcome]) - malus
+    value = value if value > p[_SMIN] else p[_SMIN]
+    value = value if value < p[_SMAX] else p[_SMAX]
     return value
 
 
@@ -85,13 +67,13 @@ def _round(value, half_up):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _player_k(rating, games, tier_below, tier_k, k_top, kmode, k_games, new_games, new_mult):  # type: ignore[no-untyped-def]
-    tier = k_top
+def _player_k(rating, games, tier_below, tier_k, kmode, k_games, new_games, new_mult):  # type: ignore[no-untyped-def]
+    # tier_k has one more entry than tier_below (k_top); the boundaries are sorted, so the
+    # tier index is the number of boundaries at or below the rating (no unpredictable branch).
+    index = 0
     for j in range(tier_below.size):
-        if rating < tier_below[j]:
-            tier = tier_k[j]
-            break
-    k = np.float64(tier)
+        index += rating >= tier_below[j]
+    k = np.float64(tier_k[index])
     if kmode != 0:
         g = k_games[games]
         if kmode == 1:
@@ -104,19 +86,18 @@ def _player_k(rating, games, tier_below, tier_k, k_top, kmode, k_games, new_game
             k = k if k < g else g
         else:
             k = k if k > g else g
-    if games < new_games:
-        k = k * new_mult
-    return k
+    # k * 1.0 == k exactly, so the select matches the engine's conditional multiplication.
+    return k * (new_mult if games < new_games else 1.0)
 
 
 @njit(cache=True)
-def _dominance(c, side, p):  # type: ignore[no-untyped-def]
+def _dominance(counts, i, side, p):  # type: ignore[no-untyped-def]
     # counts columns: bad_a, bad_b, 16_a, 16_b, 24_a, 24_b, 4_a, 4_b
     return (
-        p[_W16] * np.float64(c[2 + side])
-        + p[_W24] * np.float64(c[4 + side])
-        + p[_W4] * np.float64(c[6 + side])
-        + p[_WBAD] * np.float64(c[side])
+        p[_W16] * np.float64(counts[i, 2 + side])
+        + p[_W24] * np.float64(counts[i, 4 + side])
+        + p[_W4] * np.float64(counts[i, 6 + side])
+        + p[_WBAD] * np.float64(counts[i, side])
     )
 
 
@@ -130,7 +111,6 @@ def replay_loop(  # type: ignore[no-untyped-def]
     games,
     tier_below,
     tier_k,
-    k_top,
     p32,
     p64,
     ip,
@@ -158,6 +138,7 @@ def replay_loop(  # type: ignore[no-untyped-def]
     hi = ip[_HI]
     new_mult = p64[_NEW_MULT]
     offset = (expected_table.size - 1) // 2
+    margin_sign = np.array([1.0, -1.0, 0.0])
     for i in range(player_a.size):
         a = player_a[i]
         b = player_b[i]
@@ -168,39 +149,29 @@ def replay_loop(  # type: ignore[no-untyped-def]
         if rb < lo or rb > hi:
             return 2 * i + 1
         w = winner[i]
-        c = counts[i]
-        if w == 0:
-            oa, ob = 0, 1
-        elif w == 1:
-            oa, ob = 1, 0
-        else:
-            oa, ob = 2, 2
+        oa = w
+        ob = (1 - w) if w < 2 else 2
         if f32:
-            sa = _score32(oa, c[0], c[2], c[4], c[6], p32)
-            sb = _score32(ob, c[1], c[3], c[5], c[7], p32)
+            sa = _score32(oa, counts[i, 0], counts[i, 2], counts[i, 4], counts[i, 6], p32)
+            sb = _score32(ob, counts[i, 1], counts[i, 3], counts[i, 5], counts[i, 7], p32)
         else:
-            sa = _score64(oa, c[0], c[2], c[4], c[6], p64)
-            sb = _score64(ob, c[1], c[3], c[5], c[7], p64)
+            sa = _score64(oa, counts[i, 0], counts[i, 2], counts[i, 4], counts[i, 6], p64)
+            sb = _score64(ob, counts[i, 1], counts[i, 3], counts[i, 5], counts[i, 7], p64)
         ea = expected_table[rb - ra + offset]
         eb = expected_table[ra - rb + offset]
         ga = games[a]
         gb = games[b]
-        ka = _player_k(ra, ga, tier_below, tier_k, k_top, kmode, k_games, new_games, new_mult)
-        kb = _player_k(rb, gb, tier_below, tier_k, k_top, kmode, k_games, new_games, new_mult)
+        ka = _player_k(ra, ga, tier_below, tier_k, kmode, k_games, new_games, new_mult)
+        kb = _player_k(rb, gb, tier_below, tier_k, kmode, k_games, new_games, new_mult)
         if margin:
-            da = _dominance(c, 0, p64)
-            db = _dominance(c, 1, p64)
-            if w == 0:
-                m = da - db
-            elif w == 1:
-                m = db - da
-            else:
-                m = 0.0
+            da = _dominance(counts, i, 0, p64)
+            db = _dominance(counts, i, 1, p64)
+            # winner's minus loser's dominance (0 on a draw); negation is exact, so
+            # -(da - db) == db - da as the engine computes it.
+            m = margin_sign[w] * (da - db)
             mult = 1.0 + p64[_M_SCALE] * m
-            if mult < p64[_M_MIN]:
-                mult = p64[_M_MIN]
-            elif mult > p64[_M_MAX]:
-                mult = p64[_M_MAX]
+            mult = mult if mult > p64[_M_MIN] else p64[_M_MIN]
+            mult = mult if mult < p64[_M_MAX] else p64[_M_MAX]
             ka = ka * mult
             kb = kb * mult
         if zero_sum:

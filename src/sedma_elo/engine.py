@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from .errors import ValidationError
-from .model import Match, PlayerStats, check_rating
-from .rules import REFERENCE_RULES, Rules
+from .model import NO_STATS, Match, PlayerStats, check_rating
+from .rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules
 
 __all__ = [
     "BonusTerm",
@@ -139,13 +139,60 @@ class PlayerChange:
         return self.rating_after - self.rating_before
 
 
-@dataclass(frozen=True, slots=True)
 class RatingResult:
-    """The outcome of :func:`rate`: one :class:`PlayerChange` per player, side a first."""
+    """The outcome of :func:`rate`: one :class:`PlayerChange` per player, side a first.
 
-    match: Match
-    rules_label: str
-    changes: tuple[PlayerChange, ...]
+    Read-only. ``new_ratings`` is known at once; for a one-against-one match :func:`rate` builds
+    ``changes`` (the explanation) on first use, from the ratings it was given, so that rating
+    many matches does not pay for explanations nobody reads. The explanation is the same either
+    way.
+    """
+
+    __slots__ = ("_changes", "_match", "_new_ratings", "_pending", "_rules_label")
+
+    def __init__(self, match: Match, rules_label: str, changes: tuple[PlayerChange, ...]) -> None:
+        self._match = match
+        self._rules_label = rules_label
+        self._changes: tuple[PlayerChange, ...] | None = changes
+        self._new_ratings: dict[str, int] | None = None
+        self._pending: Callable[[], tuple[PlayerChange, ...]] | None = None
+
+    @classmethod
+    def _deferred(
+        cls,
+        match: Match,
+        rules_label: str,
+        new_ratings: dict[str, int],
+        pending: Callable[[], tuple[PlayerChange, ...]],
+    ) -> RatingResult:
+        """A result whose ``changes`` are computed by ``pending()`` on first use."""
+        self = cls.__new__(cls)
+        self._match = match
+        self._rules_label = rules_label
+        self._changes = None
+        self._new_ratings = new_ratings
+        self._pending = pending
+        return self
+
+    @property
+    def match(self) -> Match:
+        """The match that was rated."""
+        return self._match
+
+    @property
+    def rules_label(self) -> str:
+        """``name@version`` of the rules used."""
+        return self._rules_label
+
+    @property
+    def changes(self) -> tuple[PlayerChange, ...]:
+        """One explained :class:`PlayerChange` per player, side a first."""
+        changes = self._changes
+        if changes is None:
+            assert self._pending is not None
+            changes = self._changes = self._pending()
+            self._pending = None
+        return changes
 
     def __getitem__(self, player_id: str) -> PlayerChange:
         for change in self.changes:
@@ -155,8 +202,26 @@ class RatingResult:
 
     @property
     def new_ratings(self) -> dict[str, int]:
-        """Ratings after the match by player id."""
+        """Ratings after the match by player id (a new dict on each call)."""
+        if self._new_ratings is not None:
+            return dict(self._new_ratings)
         return {c.player_id: c.rating_after for c in self.changes}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RatingResult):
+            return NotImplemented
+        return (self.match, self.rules_label, self.changes) == (other.match, other.rules_label, other.changes)
+
+    __hash__ = None  # type: ignore[assignment]  # like the match it holds
+
+    def __reduce__(self) -> tuple[type[RatingResult], tuple[Match, str, tuple[PlayerChange, ...]]]:
+        # Pickle and copy the built explanation, never the closure that would build it.
+        return (RatingResult, (self.match, self.rules_label, self.changes))
+
+    def __repr__(self) -> str:
+        return (
+            f"RatingResult(match={self.match!r}, rules_label={self.rules_label!r}, changes={self.changes!r})"
+        )
 
 
 # ---------------------------------------------------------------------------- score
@@ -259,7 +324,8 @@ def _round(value: float, rules: Rules) -> int:
     return floor + 1 if value - floor >= 0.5 else floor
 
 
-def _check_games(field: str, value: object) -> int:
+def check_games_played(field: str, value: object) -> int:
+    """Return ``value`` if it is a non-negative int games count (bool refused), else raise."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(field, f"must be a non-negative integer, got {type(value).__name__} {value!r}")
     if value < 0:
@@ -267,7 +333,7 @@ def _check_games(field: str, value: object) -> int:
     return value
 
 
-def _k_reason(rules: Rules, rating: int, games: int | None, k: int | float) -> str:
+def _k_reason(rules: Rules, rating: int, games: int | None) -> str:
     reason = rules.k_reason(rating)
     if rules.k_mode != "rating":
         assert games is not None
@@ -295,6 +361,10 @@ def _dominance(match: Match, team: tuple[str, ...], rules: Rules) -> float:
     for player_id in team[1:]:
         total = total + rules.dominance(*match.stats_of(player_id).key())
     return total
+
+
+def _has_variants(rules: Rules) -> bool:
+    return rules.uses_games_played or rules.uses_margin or rules.zero_sum or rules.rating_floor is not None
 
 
 # ---------------------------------------------------------------------------- rate
@@ -337,13 +407,100 @@ def rate(
         raise ValidationError(
             "games_played", f"rules {rules.label} compute K from games played: pass games_played"
         )
+    if len(match.team_a) == 1 and not _has_variants(rules):
+        return _rate_single(match, ratings, rules, games_played)
+    return _rate_explained(match, ratings, rules, games_played)
+
+
+def _rate_single(
+    match: Match, ratings: Mapping[str, int], rules: Rules, games_played: Mapping[str, int] | None = None
+) -> RatingResult:
+    """rate() for one against one: the new ratings now, the explanation on first use.
+
+    The same arithmetic as :func:`_rate_explained`, which builds the explanation later from
+    copies of the two ratings (tests check that both agree).
+    """
+    a, b = match.team_a[0], match.team_b[0]
+    initial = rules.initial_rating
+    rating_a = ratings.get(a, initial)
+    if type(rating_a) is not int or not MIN_RATING <= rating_a <= MAX_RATING:
+        rating_a = check_rating(f"ratings.{a}", rating_a)
+    rating_b = ratings.get(b, initial)
+    if type(rating_b) is not int or not MIN_RATING <= rating_b <= MAX_RATING:
+        rating_b = check_rating(f"ratings.{b}", rating_b)
+    # expected_score() and score_breakdown() inlined: this is the hot path of every replay.
+    expected_a = 1.0 / (1.0 + math.pow(10.0, (rating_b - rating_a) / 400.0))
+    expected_b = 1.0 / (1.0 + math.pow(10.0, (rating_a - rating_b) / 400.0))
+    winner = match.winner
+    if winner == "a":
+        outcome_a: Outcome = "win"
+        outcome_b: Outcome = "loss"
+    elif winner == "b":
+        outcome_a, outcome_b = "loss", "win"
+    else:
+        outcome_a = outcome_b = "draw"
+    hot = _HOT
+    if hot[0] is not rules:
+        hot = _hot(rules)
+    _, cache, tiers, k_top, half_even, label = hot
+    stats = match.stats
+    st = stats.get(a, NO_STATS)
+    found = cache.get((outcome_a, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
+    score_a = (found or score_breakdown(outcome_a, st, rules)).adjusted
+    st = stats.get(b, NO_STATS)
+    found = cache.get((outcome_b, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
+    score_b = (found or score_breakdown(outcome_b, st, rules)).adjusted
+    k_a = k_b = k_top  # Rules.k_factor, inlined
+    for below, k in tiers:
+        if rating_a < below:
+            k_a = k
+            break
+    for below, k in tiers:
+        if rating_b < below:
+            k_b = k
+            break
+    change_a = rating_a + k_a * (score_a - expected_a)
+    change_b = rating_b + k_b * (score_b - expected_b)
+    if half_even:
+        new_a, new_b = round(change_a), round(change_b)
+    else:
+        new_a, new_b = _round(change_a, rules), _round(change_b, rules)
+
+    games = None
+    if games_played is not None:
+        games = {p: check_games_played(f"games_played.{p}", games_played.get(p, 0)) for p in (a, b)}
+
+    def explain() -> tuple[PlayerChange, ...]:
+        return _rate_explained(match, {a: rating_a, b: rating_b}, rules, games).changes
+
+    return RatingResult._deferred(match, label, {a: new_a, b: new_b}, explain)
+
+
+_Hot = tuple[
+    Rules | None, dict[tuple[object, ...], ScoreBreakdown], tuple[tuple[int, int], ...], int, bool, str
+]
+#: What _rate_single needs of the rules it saw last, read once per call instead of per use.
+_HOT: _Hot = (None, {}, (), 0, True, "")
+
+
+def _hot(rules: Rules) -> _Hot:
+    global _HOT
+    tiers = tuple((t.below, t.k) for t in rules.k_tiers)
+    _HOT = (rules, _score_cache(rules), tiers, rules.k_top, rules.rounding == "half_even", rules.label)
+    return _HOT
+
+
+def _rate_explained(
+    match: Match, ratings: Mapping[str, int], rules: Rules, games_played: Mapping[str, int] | None = None
+) -> RatingResult:
+    """rate() building every player's explanation at once (any match size, any variant)."""
     initial = rules.initial_rating
     before_a = [check_rating(f"ratings.{p}", ratings.get(p, initial)) for p in match.team_a]
     before_b = [check_rating(f"ratings.{p}", ratings.get(p, initial)) for p in match.team_b]
     games: dict[str, int | None] = {p: None for p in match.players}
     if games_played is not None:
         for p in match.players:
-            games[p] = _check_games(f"games_played.{p}", games_played.get(p, 0))
+            games[p] = check_games_played(f"games_played.{p}", games_played.get(p, 0))
     team_a = _team_rating(before_a, rules)
     team_b = _team_rating(before_b, rules)
     expected_a = expected_score(team_a, team_b)
@@ -389,8 +546,12 @@ def rate(
     for side, team, before, own, other, expected, _ in sides:
         for player_id, rating in zip(team, before, strict=True):
             k, score = ks[player_id], scores[player_id]
+            k_reason = _k_reason(rules, rating, games[player_id])
             notes = list(match_notes)
             if shared is not None:
+                # The K actually applied is the shared one; the player's own K is in the reason.
+                k_reason = f"zero-sum: the mean of the players' K; own K {k:.4g} ({k_reason})"
+                k = shared[0]
                 change_a = shared[0] * (shared[1] - expected_a)
                 moved = _round(change_a, rules)
                 change = change_a if side == "a" else -change_a
@@ -407,7 +568,7 @@ def rate(
                     side,  # type: ignore[arg-type]
                     rating,
                     k,
-                    _k_reason(rules, rating, games[player_id], k),
+                    k_reason,
                     float(own),
                     float(other),
                     expected,

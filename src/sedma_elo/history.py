@@ -1,6 +1,6 @@
 """Match-history files: CSV (plain or gzipped) and JSON Lines, read, validated and written.
 
-The CSV format (``docs/history.md`` and ``shared/data/README.md``) has exactly the columns of
+The CSV format (``docs/replay.md`` and ``shared/data/README.md``) has exactly the columns of
 :data:`COLUMNS`, one match a row, in the order the matches were played. JSON Lines files hold one
 flat object per line with the same keys (counts as JSON integers), or a team match::
 
@@ -31,9 +31,10 @@ import json
 import os
 import tempfile
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import HistoryError, ValidationError
-from .model import MAX_COUNT, MAX_PLAYER_ID_LENGTH, STAT_FIELDS, Match, PlayerStats
+from .model import MAX_COUNT, MAX_PLAYER_ID_LENGTH, STAT_FIELDS, Match, PlayerStats, check_count
 
 __all__ = [
     "COLUMNS",
@@ -51,6 +52,7 @@ __all__ = [
     "WINNER_B",
     "HistoryArrays",
     "load_history",
+    "read_history",
     "read_matches",
     "write_matches",
 ]
@@ -120,15 +122,14 @@ class HistoryArrays:
         """Player id to its index in the arrays."""
         return {p: i for i, p in enumerate(self.player_ids)}
 
-    def played_at_datetimes(self) -> list[datetime]:
-        """``played_at`` parsed with :meth:`datetime.fromisoformat` (a date alone is midnight)."""
-        cache: dict[str, datetime] = {}
+    def played_at_datetimes(self) -> list[datetime | None]:
+        """``played_at`` parsed with :meth:`datetime.fromisoformat` (a date alone is midnight; "" is None)."""
+        cache: dict[str, datetime | None] = {"": None}
         out = []
         for text in self.played_at:
-            value = cache.get(text)
-            if value is None:
-                value = cache[text] = datetime.fromisoformat(text)
-            out.append(value)
+            if text not in cache:
+                cache[text] = datetime.fromisoformat(text)
+            out.append(cache[text])
         return out
 
     def to_matches(self) -> list[Match]:
@@ -155,7 +156,7 @@ class HistoryArrays:
                     _WINNER_NAMES[w],  # type: ignore[arg-type]
                     stats((c[0], c[2], c[4], c[6])),
                     stats((c[1], c[3], c[5], c[7])),
-                    match_id=self.match_ids[i],
+                    match_id=self.match_ids[i] or None,
                     played_at=when[i],
                 )
             )
@@ -182,19 +183,7 @@ class HistoryArrays:
             pa.append(index.setdefault(a, len(index)))
             pb.append(index.setdefault(b, len(index)))
             winners.append(_WINNER_CODES[m.winner])
-            sa, sb = m.stats_of(a), m.stats_of(b)
-            counts.append(
-                (
-                    sa.bad_moves,
-                    sb.bad_moves,
-                    sa.won_by_16,
-                    sb.won_by_16,
-                    sa.won_by_24,
-                    sb.won_by_24,
-                    sa.won_by_4_and_last,
-                    sb.won_by_4_and_last,
-                )
-            )
+            counts.append(_count_row(m))
             match_ids.append(m.match_id or "")
             played_at.append(m.played_at.isoformat() if m.played_at is not None else "")
         n_matches = len(pa)
@@ -223,18 +212,37 @@ def load_history(path: str | Path, *, skip_bad: bool = False) -> tuple[HistoryAr
             (the first by line); a team match in a JSON Lines file (field ``team_a``: use
             :func:`read_matches`).
     """
-    text_or_bytes, is_json = _open(path)
-    if is_json:
-        matches, lines, errors = _read_jsonl(_as_text(text_or_bytes), skip_bad)
-        for m, line in zip(matches, lines, strict=True):
-            if len(m.team_a) != 1:
-                raise HistoryError(
-                    "team_a", "team matches cannot be loaded as arrays; use read_matches", line=line
-                )
-        arrays = HistoryArrays.from_matches(matches)
-        object.__setattr__(arrays, "lines", np.array(lines, dtype=np.int64))
-        return arrays, errors
-    return _load_csv(text_or_bytes, skip_bad)
+    history, errors = read_history(path, skip_bad=skip_bad, teams=False)
+    assert isinstance(history, HistoryArrays)
+    return history, errors
+
+
+def read_history(
+    path: str | Path, *, skip_bad: bool = False, teams: bool = True
+) -> tuple[HistoryArrays | list[Match], list[HistoryError]]:
+    """Read a history as :class:`HistoryArrays`, or as matches when it holds team matches.
+
+    What :func:`~sedma_elo.replay.replay` and the ``replay`` command read: the columns for the
+    batch kernel whenever every match is one against one.
+
+    Raises:
+        HistoryError: as :func:`load_history`; with ``teams=False`` a team match is an error
+            (field ``team_a``).
+    """
+    raw, is_json = _open(path)
+    if not is_json:
+        return _load_csv(raw, skip_bad)
+    matches, lines, errors = _read_jsonl(_as_text(raw), skip_bad)
+    for m, line in zip(matches, lines, strict=True):
+        if len(m.team_a) != 1:
+            if teams:
+                return matches, errors
+            raise HistoryError(
+                "team_a", "team matches cannot be loaded as arrays; use read_matches", line=line
+            )
+    arrays = HistoryArrays.from_matches(matches)
+    object.__setattr__(arrays, "lines", np.array(lines, dtype=np.int64))
+    return arrays, errors
 
 
 def read_matches(path: str | Path, *, skip_bad: bool = False) -> tuple[list[Match], list[HistoryError]]:
@@ -295,30 +303,20 @@ def write_matches(path: str | Path, matches: Iterable[Match]) -> None:
 
 
 # ---------------------------------------------------------------------------- writing helpers
+def _count_row(m: Match) -> tuple[int, ...]:
+    """A one-against-one match's counts in the order of :data:`COUNT_COLUMNS`."""
+    sa, sb = m.stats_of(m.team_a[0]), m.stats_of(m.team_b[0])
+    return tuple(value for pair in zip(sa.key(), sb.key(), strict=True) for value in pair)
+
+
 def _csv_text(matches: Sequence[Match]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for m in matches:
-        a, b = m.team_a[0], m.team_b[0]
-        sa, sb = m.stats_of(a), m.stats_of(b)
         assert m.played_at is not None
         writer.writerow(
-            (
-                m.match_id,
-                m.played_at.isoformat(),
-                a,
-                b,
-                m.winner,
-                sa.bad_moves,
-                sb.bad_moves,
-                sa.won_by_16,
-                sb.won_by_16,
-                sa.won_by_24,
-                sb.won_by_24,
-                sa.won_by_4_and_last,
-                sb.won_by_4_and_last,
-            )
+            (m.match_id, m.played_at.isoformat(), m.team_a[0], m.team_b[0], m.winner, *_count_row(m))
         )
     return out.getvalue()
 
@@ -438,19 +436,18 @@ class _Rows:
 
 @dataclass
 class _Columns:
-    """Tokenised CSV rows: text columns, the counts (parsed already, or as text) and line numbers."""
+    """Tokenised CSV rows: text columns by name, line numbers and the malformed rows."""
 
     text: dict[str, list[str]]
-    counts: Int32Array | None
     lines: Sequence[int]
     structural: list[HistoryError]
 
 
 def _load_csv(raw: bytes, skip_bad: bool) -> tuple[HistoryArrays, list[HistoryError]]:
-    columns = _fast_tokenise(raw)
-    if columns is None:
-        columns = _parse_csv(_as_text(raw))
-    return _validate_columns(columns, skip_bad)
+    fast = _fast_csv(raw, skip_bad)
+    if fast is not None:
+        return fast
+    return _validate_columns(_parse_csv(_as_text(raw)), skip_bad)
 
 
 def _check_header(header: Sequence[str]) -> None:
@@ -502,73 +499,137 @@ def _parse_csv(text: str) -> _Columns:
     order = [header.index(name) for name in COLUMNS]
     transposed = list(zip(*rows, strict=True)) if rows else [() for _ in COLUMNS]
     text_columns = {name: list(transposed[j]) for name, j in zip(COLUMNS, order, strict=True)}
-    return _Columns(text_columns, None, lines, structural)
+    return _Columns(text_columns, lines, structural)
 
 
-def _fast_tokenise(raw: bytes) -> _Columns | None:
-    """Columns of a simple CSV file with numpy, or None to use the general reader.
+def _fast_csv(raw: bytes, skip_bad: bool) -> tuple[HistoryArrays, list[HistoryError]] | None:
+    """The arrays of a simple, valid CSV file, or None to use the general reader.
 
-    Handles files whose bytes are ASCII, without quotes or blank lines (LF or CRLF line ends), with the
-    columns in the standard order and 13 fields on every line. It only splits fields; values are
-    validated by :func:`_validate_columns` like those of the general reader (counts are parsed here
-    when every one is plain digits, else handed over as text).
+    Handles ASCII files in the standard column order, without quotes or blank lines (LF or CRLF
+    line ends). A compiled scanner splits fields, parses counts and hashes the text fields; ids
+    are interned and checked through their distinct values only. The one row problem handled here
+    is a player against themself (reported like the general reader does); anything else sends the
+    whole file to the general reader, which finds and explains it.
     """
-    if not raw.isascii() or b'"' in raw:
+    header = ",".join(COLUMNS).encode()
+    after = raw[len(header) : len(header) + 2]
+    if not raw.startswith(header) or not (after[:1] == b"\n" or after == b"\r\n"):
         return None
-    if b"\r" in raw:
-        # Without quotes no field can hold a line break, so CRLF line ends can simply become LF.
-        if raw.count(b"\r") != raw.count(b"\r\n"):
-            return None
-        raw = raw.replace(b"\r\n", b"\n")
-    header_end = raw.find(b"\n")
-    if header_end < 0 or raw[:header_end] != ",".join(COLUMNS).encode() or b"\n\n" in raw:
+    if not raw.isascii():
         return None
-    body = raw[header_end + 1 :]
+    body = raw[raw.index(b"\n") + 1 :]
     if not body:
         return None
     if not body.endswith(b"\n"):
         body += b"\n"
+    from . import _parse_jit as jit
+
     buf = np.frombuffer(body, dtype=np.uint8)
-    newline = buf == 10
-    seps = np.flatnonzero(newline | (buf == 44))
-    width = len(COLUMNS)
-    if seps.size % width:
+    ok, starts, ends, hashes, winners, counts = jit.scan(buf, len(COLUMNS), 4, MAX_COUNT)
+    if not ok:
         return None
-    n = seps.size // width
-    ends = seps.reshape(n, width)
-    if not newline[ends[:, -1]].all() or newline[ends[:, :-1]].any():
-        return None
-    starts = np.empty_like(ends)
-    starts[:, 0] = np.concatenate(([0], ends[:-1, -1] + 1))
-    starts[:, 1:] = ends[:, :-1] + 1
+    lines = np.arange(2, len(winners) + 2, dtype=np.int64)
     text = body.decode("ascii")
-
-    def column(j: int) -> list[str]:
-        return [text[s:e] for s, e in zip(starts[:, j].tolist(), ends[:, j].tolist(), strict=True)]
-
-    counts = _fast_counts(buf, starts[:, 5:], ends[:, 5:])
-    names = COLUMNS[:5] if counts is not None else COLUMNS
-    columns = {name: column(j) for j, name in enumerate(names)}
-    return _Columns(columns, counts, range(2, n + 2), [])
-
-
-def _fast_counts(
-    buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
-) -> Int32Array | None:
-    """Parse fields of 1 to 7 ASCII digits, or None if any field is anything else or too large."""
-    length = ends - starts
-    if length.size == 0 or length.min() < 1 or length.max() > 7:
-        return None
-    value = np.zeros(length.shape, dtype=np.int64)
-    for d in range(int(length.max())):
-        present = length > d
-        digit = buf[np.where(present, starts + d, 0)].astype(np.int64) - 48
-        if ((digit < 0) | (digit > 9))[present].any():
+    # A player against themself: the only row problem handled here (the ATP file has four).
+    self_play = hashes[:, 2] == hashes[:, 3]
+    errors: list[HistoryError] = []
+    if self_play.any():
+        rows = np.flatnonzero(self_play)
+        if not jit.same_bytes(buf, starts[rows, 2], ends[rows, 2], starts[rows, 3], ends[rows, 3]):
             return None
-        value = np.where(present, value * 10 + digit, value)
-    if value.max() > MAX_COUNT:
+        if not skip_bad:
+            return None  # the general reader raises the first bad line, whatever its problem
+        message = "a player cannot play against themself"
+        errors = [HistoryError("player_b", message, line=int(lines[i])) for i in rows]
+        keep = ~self_play
+        starts, ends, hashes, winners, counts, lines = (
+            starts[keep],
+            ends[keep],
+            hashes[keep],
+            winners[keep],
+            counts[keep],
+            lines[keep],
+        )
+    n = len(winners)
+    match_ids = _fast_match_ids(buf, text, starts[:, 0], ends[:, 0], hashes[:, 0])
+    played = _fast_intern(jit, buf, text, starts[:, 1], ends[:, 1], hashes[:, 1], _when_problem)
+    both = _fast_intern(
+        jit,
+        buf,
+        text,
+        starts[:, 2:4].ravel(),
+        ends[:, 2:4].ravel(),
+        hashes[:, 2:4].ravel(),
+        _id_problem,
+    )
+    if match_ids is None or played is None or both is None:
         return None
-    return value.astype(np.int32)
+    played_values, played_index = played
+    player_ids, player_index = both
+    pairs = player_index.reshape(n, 2)
+    return (
+        HistoryArrays(
+            player_ids=player_ids,
+            player_a=np.ascontiguousarray(pairs[:, 0]),
+            player_b=np.ascontiguousarray(pairs[:, 1]),
+            winner=winners,
+            counts=np.ascontiguousarray(counts),
+            match_ids=match_ids,
+            played_at=list(map(played_values.__getitem__, played_index.tolist())),
+            lines=lines,
+        ),
+        errors,
+    )
+
+
+def _fast_match_ids(
+    buf: npt.NDArray[np.uint8],
+    text: str,
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    hashes: npt.NDArray[np.uint64],
+) -> list[str] | None:
+    """The match ids if all are valid and their hashes are distinct (so the ids are), else None."""
+    n = len(starts)
+    if n == 0:
+        return None
+    from . import _parse_jit as jit
+
+    _, first = jit.intern(hashes)
+    if first.size != n:  # equal hashes: a duplicate id (or a collision); the general reader decides
+        return None
+    length = ends - starts
+    if length.min() < 1 or length.max() > MAX_PLAYER_ID_LENGTH:
+        return None
+    ids = [text[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+    # Only an id starting with whitespace can be all whitespace.
+    suspects = np.flatnonzero(np.isin(buf[starts], (9, 11, 12, 32)))
+    if any(_id_problem(ids[i]) is not None for i in suspects.tolist()):
+        return None
+    return ids
+
+
+def _fast_intern(
+    jit: Any,
+    buf: npt.NDArray[np.uint8],
+    text: str,
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    hashes: npt.NDArray[np.uint64],
+    check: Callable[[str], str | None],
+) -> tuple[list[str], Int32Array] | None:
+    """Distinct values in order of first appearance and each field's index among them, or None.
+
+    None when a distinct value fails ``check`` or two different texts share a hash.
+    """
+    index, first = jit.intern(np.ascontiguousarray(hashes))
+    representative = first[index]
+    if not jit.same_bytes(buf, starts, ends, starts[representative], ends[representative]):
+        return None
+    values = [text[s:e] for s, e in zip(starts[first].tolist(), ends[first].tolist(), strict=True)]
+    if any(check(v) is not None for v in values):
+        return None
+    return values, index
 
 
 _TEXT_CHECKS = {
@@ -586,12 +647,14 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
     n = len(lines)
     rows = _Rows(lines)
     parsed_counts: dict[str, dict[str, int]] = {}
+    distinct = {name: set(text[name]) for name in _TEXT_CHECKS}
     for name in COLUMNS:
         if name in _TEXT_CHECKS:
             check = _TEXT_CHECKS[name]
-            problems = {v: p for v in set(text[name]) if (p := check(v)) is not None}
-        elif columns.counts is not None:
-            continue
+            seen = distinct[name]
+            problems = {}
+            if check is not _id_problem or not _all_ids_plain(seen):
+                problems = {v: p for v in seen if (p := check(v)) is not None}
         else:
             values = {v: _count_value(v) for v in set(text[name])}
             problems = {v: p for v, p in values.items() if isinstance(p, str)}
@@ -608,7 +671,7 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
     for i in np.flatnonzero(pa == pb).tolist():
         rows.mark(i, "player_b", "a player cannot play against themself")
     match_ids = text["match_id"]
-    if len(set(match_ids)) != n:
+    if len(distinct["match_id"]) != n:
         first_seen: dict[str, int] = {}
         for i, match_id in enumerate(match_ids):
             if i in rows.bad:
@@ -621,13 +684,10 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
     errors = sorted([*columns.structural, *rows.bad.values()], key=lambda e: e.line or 0)
     if errors and not skip_bad:
         raise errors[0]
-    if columns.counts is not None:
-        counts = columns.counts
-    else:
-        counts = np.empty((n, 8), dtype=np.int32)
-        for j, name in enumerate(COUNT_COLUMNS):
-            lookup = parsed_counts[name]
-            counts[:, j] = [lookup.get(v, 0) for v in text[name]]
+    counts = np.empty((n, 8), dtype=np.int32)
+    for j, name in enumerate(COUNT_COLUMNS):
+        lookup = parsed_counts[name]
+        counts[:, j] = [lookup.get(v, 0) for v in text[name]]
     line_array = np.asarray(lines, dtype=np.int64)
     if rows.bad:
         keep = np.ones(n, dtype=bool)
@@ -657,13 +717,18 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
 
 def _first_seen_ids(col_a: Sequence[str], col_b: Sequence[str]) -> list[str]:
     """Distinct ids in order of first appearance (match by match, side a first)."""
-    seen: dict[str, None] = {}
-    for a, b in zip(col_a, col_b, strict=True):
-        if a not in seen:
-            seen[a] = None
-        if b not in seen:
-            seen[b] = None
-    return list(seen)
+    return list(dict.fromkeys(chain.from_iterable(zip(col_a, col_b, strict=True))))
+
+
+def _all_ids_plain(values: set[str]) -> bool:
+    """True when no id can fail :func:`_id_problem` (checked with C-speed builtins only)."""
+    if not values:
+        return True
+    return (
+        min(map(len, values)) >= 1
+        and max(map(len, values)) <= MAX_PLAYER_ID_LENGTH
+        and not any(map(str.isspace, values))
+    )
 
 
 # ---------------------------------------------------------------------------- JSON Lines
@@ -793,10 +858,7 @@ def _json_text(field: str, value: object) -> str:
 
 
 def _json_count(field: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise HistoryError(field, f"must be a non-negative integer, got {type(value).__name__} {value!r}")
-    if value < 0:
-        raise HistoryError(field, f"must be >= 0, got {value}")
-    if value > MAX_COUNT:
-        raise HistoryError(field, f"must be <= {MAX_COUNT}, got {value}")
-    return value
+    try:
+        return check_count(field, value)
+    except ValidationError as exc:
+        raise HistoryError(field, exc.reason) from None

@@ -38,7 +38,6 @@ class KernelParams:
 
     tier_below: Int64Array
     tier_k: Int64Array
-    k_top: int
     p32: npt.NDArray[np.float32]
     p64: Float64Array
     ints: Int64Array
@@ -75,6 +74,12 @@ def kernel_params(rules: Rules) -> KernelParams:
         rules.draw_bonus_scale,
         rules.score_min,
         rules.score_max,
+        1.0,  # base score of a win, a loss, a draw
+        0.0,
+        0.5,
+        1.0,  # share of the bonuses kept by a winner, a loser, a drawing player
+        rules.loser_bonus_scale,
+        rules.draw_bonus_scale,
     ]
     rest = [
         rules.k_new_player_multiplier,
@@ -100,8 +105,7 @@ def kernel_params(rules: Rules) -> KernelParams:
     ]
     return KernelParams(
         tier_below=np.array([t.below for t in rules.k_tiers], dtype=np.int64),
-        tier_k=np.array([t.k for t in rules.k_tiers], dtype=np.int64),
-        k_top=rules.k_top,
+        tier_k=np.array([t.k for t in rules.k_tiers] + [rules.k_top], dtype=np.int64),
         # np.float32() rounds to nearest like C#'s float constants and the engine's f32().
         p32=np.array(score, dtype=np.float64).astype(np.float32),
         p64=np.array(score + rest, dtype=np.float64),
@@ -160,7 +164,12 @@ def run_kernel(
     params = kernel_params(rules)
     jit = _jit()
     if rules.uses_games_played:
-        top = int(games.max(initial=0)) + n + 1
+        # One entry per games count any player can reach: their start plus their matches here.
+        size = history.n_players
+        appearances = np.bincount(history.player_a, minlength=size) + np.bincount(
+            history.player_b, minlength=size
+        )
+        top = int((games + appearances).max(initial=0)) + 1
         k_games = jit.k_games_table(top, *params.k_games)
     else:
         k_games = np.zeros(1, dtype=np.float64)
@@ -191,7 +200,6 @@ def run_kernel(
             games,
             params.tier_below,
             params.tier_k,
-            params.k_top,
             params.p32,
             params.p64,
             params.ints,

@@ -15,9 +15,9 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from .engine import rate
-from .errors import HistoryError, ValidationError
-from .history import HistoryArrays, load_history, read_matches
+from .engine import check_games_played, rate
+from .errors import ValidationError
+from .history import HistoryArrays, read_history
 from .kernel import KernelRecord, run_kernel
 from .model import Match, check_rating
 from .rules import REFERENCE_RULES, Rules
@@ -112,7 +112,7 @@ def replay(
     """
     history, matches = _resolve(source)
     starting = _check_mapping("initial_ratings", initial_ratings or {}, check_rating)
-    starting_games = _check_mapping("initial_games_played", initial_games_played or {}, _check_games)
+    starting_games = _check_mapping("initial_games_played", initial_games_played or {}, check_games_played)
     if history is None:
         assert matches is not None
         if method == "kernel" or record:
@@ -173,22 +173,13 @@ def _resolve(source: Source) -> tuple[HistoryArrays | None, Sequence[Match] | No
     if isinstance(source, HistoryArrays):
         return source, None
     if isinstance(source, (str, Path)):
-        try:
-            return load_history(source)[0], None
-        except HistoryError as exc:
-            if exc.field != "team_a" or "team matches" not in exc.reason:
-                raise
-        return None, read_matches(source)[0]
+        source = read_history(source)[0]
+        if isinstance(source, HistoryArrays):
+            return source, None
     matches = list(source)
     if all(len(m.team_a) == 1 for m in matches):
         return HistoryArrays.from_matches(matches), None
     return None, matches
-
-
-def _check_games(field: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(field, f"must be a non-negative integer, got {value!r}")
-    return value
 
 
 def _check_mapping(

@@ -15,3 +15,4 @@ app = typer.Typer(
 from . import analysis_commands as analysis_commands  # noqa: E402
 from . import engine_commands  # noqa: E402,F401
 from . import game_commands as game_commands  # noqa: E402
+from . import replay_commands as replay_commands  # noqa: E402
