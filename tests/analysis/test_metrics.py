@@ -97,3 +97,18 @@ def test_split_windows_ordered(n: int, test: float, valid: float) -> None:
         return
     assert 1 <= s.valid_start <= s.test_start < s.n == n
     assert s.n_test >= 1
+
+
+@given(
+    st.lists(st.tuples(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.5, 1.0])), min_size=1, max_size=50),
+)
+def test_scores_bounded_and_perfect_forecast_best(pairs: list[tuple[float, float]]) -> None:
+    """Brier is in [0, 1], log loss >= 0, and forecasting the outcome itself never scores worse."""
+    p = np.array([a for a, _ in pairs])
+    y = np.array([b for _, b in pairs])
+    m = score_forecasts(p, y)
+    best = score_forecasts(y, y)
+    assert 0.0 <= m.brier <= 1.0
+    assert m.log_loss >= 0.0
+    assert best.brier <= m.brier
+    assert best.log_loss <= m.log_loss + 1e-12
