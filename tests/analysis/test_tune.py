@@ -69,3 +69,14 @@ def test_tuning_needs_validation_window(small_history) -> None:  # type: ignore[
     t = table_from_matches(small_history)
     with pytest.raises(ValidationError, match="valid_fraction"):
         tune_rules(t, chronological_split(len(t), 0.3, 0.0), trials=1)
+
+
+def test_tuning_in_worker_processes(small_history) -> None:  # type: ignore[no-untyped-def]
+    """jobs=2 runs the trials in two processes sharing one study; every trial is reported once."""
+    t = table_from_matches(small_history)
+    split = chronological_split(len(t))
+    seen: list[int] = []
+    result = tune_rules(t, split, trials=4, jobs=2, on_trial=lambda n, v, b: seen.append(n))
+    assert result.trials == 4
+    assert sorted(seen) == [0, 1, 2, 3]
+    assert result.valid_log_loss <= validation_loss(t, split, REFERENCE_RULES)

@@ -7,18 +7,25 @@ the search, by the caller.
 
 The search space (:func:`search_space`) is bounded and listed in ``docs/analysis.md``. Optuna's
 TPE sampler with a fixed seed makes a single-process search reproducible; ``jobs > 1`` runs
-trials in threads and an optuna RDB ``storage`` URL lets several processes or machines share one
-study (then the order of trials, and so the result, depends on timing).
+trials in that many worker processes sharing one study, and an optuna RDB ``storage`` URL lets
+several commands on several machines share one study (in both cases the order of trials, and so
+the result, depends on timing).
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
+import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import optuna
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
 
 from ..errors import ValidationError
 from ..rules import REFERENCE_RULES, BonusRule, KTier, Rules
@@ -203,10 +210,14 @@ def tune_rules(
         raise ValidationError("jobs", f"must be at least 1, got {jobs}")
     space = tuple(space if space is not None else search_space())
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    journal = None
+    if jobs > 1 and storage is None:
+        # worker processes need a storage they can share: a journal file in a private directory
+        journal = str(Path(tempfile.mkdtemp(prefix="sedma-elo-tune-")) / "journal.log")
     study = optuna.create_study(
         direction="minimize",
         sampler=optuna.samplers.TPESampler(seed=seed),
-        storage=storage,
+        storage=_open_storage(storage, journal),
         study_name=study_name,
         load_if_exists=storage is not None,
     )
@@ -230,12 +241,82 @@ def tune_rules(
         if on_trial is not None and trial.value is not None:
             on_trial(trial.number, trial.value, study.best_value)
 
-    study.optimize(objective, n_trials=trials, n_jobs=jobs, callbacks=[callback])
+    if jobs == 1:
+        study.optimize(objective, n_trials=trials, callbacks=[callback])
+    else:
+        _optimize_in_processes(study, storage, journal, seed, objective, trials, jobs, on_trial)
     best = study.best_trial
     value = float(study.best_value)
     note = f"Tuned by sedma-elo tune: validation log loss {value:.5f} over {len(study.trials)} trials."
     rules = rules_from_params(best.params, base, name).replace(description=note)
     return TuneResult(rules, value, len(study.trials), dict(best.params))
+
+
+def _open_storage(storage: str | None, journal: str | None) -> str | optuna.storages.BaseStorage | None:
+    if journal is not None:
+        return JournalStorage(JournalFileBackend(journal))
+    return storage
+
+
+def _worker(
+    storage: str | None,
+    journal: str | None,
+    study_name: str,
+    seed: int,
+    objective: Callable[[optuna.Trial], float],
+    trials: int,
+) -> None:
+    """Body of one worker process: open the shared study with its own sampler seed and run trials."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    shared = _open_storage(storage, journal)
+    assert shared is not None  # workers only run with a storage they can share
+    study = optuna.load_study(
+        study_name=study_name,
+        storage=shared,
+        sampler=optuna.samplers.TPESampler(seed=seed),
+    )
+    study.optimize(objective, n_trials=trials)
+
+
+def _optimize_in_processes(
+    study: optuna.Study,
+    storage: str | None,
+    journal: str | None,
+    seed: int,
+    objective: Callable[[optuna.Trial], float],
+    trials: int,
+    jobs: int,
+    on_trial: Callable[[int, float, float], None] | None,
+) -> None:
+    """Run ``trials`` trials in ``jobs`` forked processes that share ``study`` through its storage.
+
+    Fork (not spawn) so that each worker inherits the loaded history instead of pickling it. The
+    parent only watches the storage and reports finished trials.
+    """
+    ctx = multiprocessing.get_context("fork")
+    shares = [trials // jobs + (1 if i < trials % jobs else 0) for i in range(jobs)]
+    procs = [
+        ctx.Process(target=_worker, args=(storage, journal, study.study_name, seed + 1 + i, objective, n))
+        for i, n in enumerate(shares)
+        if n > 0
+    ]
+    for proc in procs:
+        proc.start()
+    seen: set[int] = set()
+    while True:
+        running = any(proc.is_alive() for proc in procs)
+        done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+        for trial in sorted(done, key=lambda t: t.number):
+            if trial.number not in seen and trial.value is not None:
+                seen.add(trial.number)
+                if on_trial is not None:
+                    on_trial(trial.number, trial.value, study.best_value)
+        if not running:
+            break
+        time.sleep(0.2)
+    failed = [proc.exitcode for proc in procs if proc.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"{len(failed)} tuning worker process(es) failed (exit codes {failed})")
 
 
 def _params_of(rules: Rules, space: Sequence[Param]) -> dict[str, float | str]:

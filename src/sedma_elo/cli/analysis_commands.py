@@ -206,7 +206,9 @@ def tune_command(
     trials: Annotated[
         int, typer.Option("--trials", help="Number of optuna trials to run (in this process).")
     ] = 100,
-    jobs: Annotated[int, typer.Option("--jobs", help="Trials run at once in this process (threads).")] = 1,
+    jobs: Annotated[
+        int, typer.Option("--jobs", help="Worker processes running trials at once (one study).")
+    ] = 1,
     storage: Annotated[
         str | None,
         typer.Option(
