@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -241,15 +242,20 @@ def tune_rules(
         if on_trial is not None and trial.value is not None:
             on_trial(trial.number, trial.value, study.best_value)
 
-    if jobs == 1:
-        study.optimize(objective, n_trials=trials, callbacks=[callback])
-    else:
-        _optimize_in_processes(study, storage, journal, seed, objective, trials, jobs, on_trial)
-    best = study.best_trial
-    value = float(study.best_value)
-    note = f"Tuned by sedma-elo tune: validation log loss {value:.5f} over {len(study.trials)} trials."
+    try:
+        if jobs == 1:
+            study.optimize(objective, n_trials=trials, callbacks=[callback])
+        else:
+            _optimize_in_processes(study, storage, journal, seed, objective, trials, jobs, on_trial)
+        best = study.best_trial
+        value = float(study.best_value)
+        count = len(study.trials)
+    finally:
+        if journal is not None:
+            shutil.rmtree(Path(journal).parent, ignore_errors=True)
+    note = f"Tuned by sedma-elo tune: validation log loss {value:.5f} over {count} trials."
     rules = rules_from_params(best.params, base, name).replace(description=note)
-    return TuneResult(rules, value, len(study.trials), dict(best.params))
+    return TuneResult(rules, value, count, dict(best.params))
 
 
 def _open_storage(storage: str | None, journal: str | None) -> str | optuna.storages.BaseStorage | None:
