@@ -28,7 +28,7 @@ import optuna
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
-from ..errors import ValidationError
+from ..errors import SedmaEloError, ValidationError
 from ..rules import REFERENCE_RULES, BonusRule, KTier, Rules
 from .forecast import Forecaster
 from .metrics import Split, score_forecasts
@@ -202,6 +202,7 @@ def tune_rules(
 
     Raises:
         ValidationError: the split has no validation window, or ``trials``/``jobs`` below 1.
+        SedmaEloError: a worker process failed (``jobs > 1``; its error is on its stderr).
     """
     if split.n_valid < 1:
         raise ValidationError("valid_fraction", "tuning needs a validation window (a fraction above 0)")
@@ -322,7 +323,7 @@ def _optimize_in_processes(
         time.sleep(0.2)
     failed = [proc.exitcode for proc in procs if proc.exitcode != 0]
     if failed:
-        raise RuntimeError(f"{len(failed)} tuning worker process(es) failed (exit codes {failed})")
+        raise SedmaEloError(f"{len(failed)} tuning worker process(es) failed (exit codes {failed})")
 
 
 def _params_of(rules: Rules, space: Sequence[Param]) -> dict[str, float | str]:
