@@ -5,7 +5,9 @@ Usage: python benchmarks/analysis_atp.py HISTORY [RULES.toml ...]
 Prints, on the standard protocol (last 30% scored, 20% validation before it): the package's
 unpatched Glicko-2 beside the patched one, FiveThirtyEight's tennis K curve as a Sedma rule set,
 and each given rules file with and without the validation-fitted calibration; then the seconds
-per system (wall time on whatever machine runs it).
+per system (wall time on whatever machine runs it). Last, a robustness table: the log loss of the
+reference rules, plain Elo and each rules file on two earlier eras of the history, matches that
+no tuning objective ever scored.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from sedma_elo.analysis import (
     backtest,
     calibrated,
     chronological_split,
+    elo,
     glicko2_weekly,
+    score_forecasts,
     sedma_rules,
     table_from_history,
 )
@@ -60,6 +64,15 @@ def main(argv: list[str]) -> None:
             f"| {r.system} | {r.test.log_loss:.4f} | {r.test.brier:.4f} | {r.test.accuracy:.4f} | {valid} "
             f"| {r.seconds:.1f} |"
         )
+    eras = [(len(table) // 12, len(table) // 4), (len(table) // 4, split.valid_start)]
+    print()
+    print("| system | " + " | ".join(f"log loss, matches {lo}-{hi - 1}" for lo, hi in eras) + " |")
+    print("|---|" + "---|" * len(eras))
+    era_systems = [sedma_rules(), elo(32.0)] + [sedma_rules(load_rules(path)) for path in argv[1:]]
+    for forecaster in era_systems:
+        fc = forecaster(table, split)
+        cells = [f"{score_forecasts(fc.p[lo:hi], table.y[lo:hi]).log_loss:.4f}" for lo, hi in eras]
+        print(f"| {fc.system} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
