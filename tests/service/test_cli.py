@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,8 @@ from typer.testing import CliRunner
 
 from sedma_elo import REFERENCE_RULES, Match, rate
 from sedma_elo.cli import app
+from sedma_elo.history import write_matches
 from sedma_elo.service import Ledger
-from sedma_elo.service.history_io import write_matches
 from sedma_elo.service.keys import authenticate
 from sedma_elo.storage import open_database
 from sedma_elo.storage.schema import player_ratings
@@ -20,10 +21,11 @@ runner = CliRunner()
 
 
 def _history(path: Path) -> list[Match]:
+    day = datetime(2026, 11, 1, tzinfo=UTC)
     matches = [
-        Match.single("ann", "ben", "a", match_id="h-1"),
-        Match.single("ben", "cat", "b", match_id="h-2"),
-        Match.single("ann", "cat", "draw", match_id="h-3"),
+        Match.single("ann", "ben", "a", match_id="h-1", played_at=day),
+        Match.single("ben", "cat", "b", match_id="h-2", played_at=day + timedelta(hours=1)),
+        Match.single("ann", "cat", "draw", match_id="h-3", played_at=day + timedelta(hours=2)),
     ]
     write_matches(path, matches)
     return matches
@@ -76,7 +78,12 @@ def test_import_refuses_a_bad_file_naming_the_line(db_url: str, tmp_path: Path) 
     """A bad row is reported with its line and field, and nothing is stored."""
     bad = tmp_path / "bad.csv"
     _history(bad)
-    bad.write_text(bad.read_text().replace("h-2,,ben,cat,b,0", "h-2,,ben,cat,b,-1"))
+    lines = bad.read_text().splitlines()
+    column = lines[0].split(",").index("bad_moves_a")
+    cells = lines[2].split(",")
+    cells[column] = "-1"
+    lines[2] = ",".join(cells)
+    bad.write_text("\n".join(lines) + "\n")
     result = runner.invoke(app, ["import", str(bad), "--database-url", db_url])
     assert result.exit_code == 2
     assert "line 3" in result.output and "bad_moves_a" in result.output
@@ -140,5 +147,30 @@ def test_demo_setup_imports_the_sample_and_prints_a_key_last(
         ledger = Ledger(db)
         assert ledger.ledger_size() > 0
         assert ledger.verify().ok
+    finally:
+        db.dispose()
+
+
+def test_export_jsonl_keeps_team_matches_and_reimports_to_the_same_ratings(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A ledger with a 2-vs-2 match and no played_at exports to JSON Lines and re-imports equal."""
+    db = open_database(db_url)
+    try:
+        ledger = Ledger(db)
+        ledger.ensure_version()
+        team = Match(("ann", "ben"), ("cat", "dan"), "draw", {}, "t-1")
+        ledger.import_matches([team, Match.single("ann", "cat", "a", match_id="t-2")])
+        want = {p: ledger.get_player(p).rating for p in ("ann", "ben", "cat", "dan")}
+    finally:
+        db.dispose()
+    out = tmp_path / "ledger.jsonl"
+    assert runner.invoke(app, ["export", str(out), "--database-url", db_url]).exit_code == 0
+    fresh = f"sqlite:///{tmp_path}/fresh.db"
+    result = runner.invoke(app, ["import", str(out), "--database-url", fresh])
+    assert result.exit_code == 0, result.output
+    db = open_database(fresh)
+    try:
+        assert {p: Ledger(db).get_player(p).rating for p in want} == want
     finally:
         db.dispose()

@@ -110,8 +110,8 @@ def serve(
 
 
 def _prepare_demo(url: str | None, host: str, port: int) -> None:
+    from ..history import read_matches
     from ..service.demo import bundled_sample, demo_matches
-    from ..service.history_io import read_matches
     from ..service.keys import create_key
 
     with _ledger(url) as ledger:
@@ -189,7 +189,8 @@ def keys_revoke(
 @app.command("import")
 def import_history(
     path: Annotated[
-        Path, typer.Argument(help="Match-history CSV (optionally .gz).", exists=True, dir_okay=False)
+        Path,
+        typer.Argument(help="Match history: CSV or JSON Lines, optionally .gz.", exists=True, dir_okay=False),
     ],
     database_url: DatabaseUrl = None,
     skip_bad: Annotated[
@@ -198,7 +199,7 @@ def import_history(
     batch: Annotated[int, typer.Option(help="Matches per transaction.", min=1, max=100_000)] = 1000,
 ) -> None:
     """Apply a history file to the ledger through the same code path as POST /v1/matches."""
-    from ..service.history_io import read_matches
+    from ..history import read_matches
 
     try:
         matches, errors = read_matches(path, skip_bad=skip_bad)
@@ -220,21 +221,28 @@ def import_history(
 
 @app.command("export")
 def export_history(
-    path: Annotated[Path, typer.Argument(help="File to write (CSV; .gz compresses).", dir_okay=False)],
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="File to write: CSV, or JSON Lines (.jsonl, needed for 2-vs-2); .gz compresses.",
+            dir_okay=False,
+        ),
+    ],
     database_url: DatabaseUrl = None,
     include_voided: Annotated[
         bool, typer.Option("--include-voided", help="Also write voided matches.")
     ] = False,
 ) -> None:
     """Write the ledger, in sequence order, as a match-history file that `import` reads back."""
-    from ..service.history_io import write_matches
+    from ..history import write_matches
 
     try:
         with _ledger(database_url) as ledger:
-            count = write_matches(path, (m for _, m in ledger.ledger(include_voided=include_voided)))
+            matches = [m for _, m in ledger.ledger(include_voided=include_voided)]
+        write_matches(path, matches)
     except SedmaEloError as exc:
         raise _fail(exc) from exc
-    console.print(f"Wrote {count} matches to {path}.")
+    console.print(f"Wrote {len(matches)} matches to {path}.")
 
 
 # ---------------------------------------------------------------------------- verify / void

@@ -780,19 +780,23 @@ class Ledger:
             return int(conn.execute(select(func.count()).select_from(matches)).scalar_one())
 
     def ledger(self, *, include_voided: bool = False) -> Iterator[tuple[int, Match]]:
-        """Every match in sequence order as ``(sequence, match)`` (``played_at`` set when known)."""
+        """Every match in sequence order as ``(sequence, match)``.
+
+        ``played_at`` is the posted time, or the time the service applied the match when none was
+        posted (a history file needs one).
+        """
         with self.db.read.connect() as conn:
-            query = select(matches.c.sequence, matches.c.body, matches.c.played_at).order_by(
-                matches.c.sequence
-            )
+            query = select(
+                matches.c.sequence, matches.c.body, matches.c.played_at, matches.c.created_at
+            ).order_by(matches.c.sequence)
             if not include_voided:
                 query = query.where(matches.c.voided.is_(False))
             rows = conn.execute(query).all()
         for row in rows:
             match = match_from_body(row.body)
-            if row.played_at:
-                when = datetime.fromisoformat(row.played_at.replace("Z", "+00:00"))
-                match = dataclasses.replace(match, played_at=when)
+            stamp = row.played_at or row.created_at
+            when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            match = dataclasses.replace(match, played_at=when)
             yield row.sequence, match
 
     def import_matches(self, items: Iterable[Match], batch: int = 1000) -> ImportReport:
