@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from fastapi.testclient import TestClient
 
 from sedma_elo.errors import ValidationError
 from sedma_elo.service import ServiceSettings, create_app
@@ -30,3 +33,14 @@ def test_settings_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """SEDMA_ELO_DATABASE_URL configures the database."""
     monkeypatch.setenv("SEDMA_ELO_DATABASE_URL", "sqlite:///elsewhere.db")
     assert ServiceSettings().database_url == "sqlite:///elsewhere.db"
+
+
+def test_bootstrap_admin_key_works_and_is_stored_hashed(tmp_path: Path) -> None:
+    """A strong SEDMA_ELO_ADMIN_KEY is usable at once on admin routes, and only its hash is kept."""
+    key = "sk_" + "k" * 40
+    url = f"sqlite:///{tmp_path}/boot.db"
+    with TestClient(create_app(ServiceSettings(database_url=url, admin_key=key))) as client:
+        r = client.get("/v1/admin/keys", headers={"Authorization": f"Bearer {key}"})
+        assert r.status_code == 200
+        assert [k["scope"] for k in r.json()["items"]] == ["admin"]
+    assert key.encode() not in Path(f"{tmp_path}/boot.db").read_bytes()
