@@ -65,3 +65,44 @@ def test_concurrent_writers_apply_each_match_once_in_a_replayable_order(db_url: 
     assert sum(played.values()) == 2 * 180
     for ledger, _ in processes:
         ledger.db.dispose()
+
+
+def test_voids_and_rerate_during_concurrent_writes_keep_the_ledger_replayable(db_url: str) -> None:
+    """Admin voids and a re-rate interleaved with two writers' posts leave every version equal to a replay."""
+    from sedma_elo import REFERENCE_RULES
+
+    ledgers = [Ledger(open_database(db_url, pool_size=4)) for _ in range(3)]
+    ledgers[0].ensure_version()
+    writers = [GroupWriter(ledger, max_batch=8, threads=2) for ledger in ledgers[:2]]
+    for w in writers:
+        w.start()
+    all_matches = _matches(120, seed=3)
+    results: list[str] = []
+
+    def post(t: int) -> None:
+        futures = [writers[t].submit_nowait(submission_from_match(m)) for m in all_matches[t::2]]
+        results.extend(f.result(timeout=60).status for f in futures)
+
+    def admin() -> None:
+        admin_ledger = ledgers[2]
+        done = 0
+        while done < 3:
+            ids = [m.match_id for _, m in admin_ledger.ledger()]
+            if len(ids) > 10 * (done + 1):
+                admin_ledger.void(ids[5 * done] or "", "test")
+                done += 1
+        admin_ledger.rerate(REFERENCE_RULES.replace(version="2", k_top=20))
+
+    threads = [threading.Thread(target=post, args=(t,)) for t in range(2)] + [threading.Thread(target=admin)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for w in writers:
+        w.stop()
+    assert results.count("created") == 120
+    report = ledgers[2].verify()
+    assert report.ok, report.mismatches
+    assert report.versions == 2 and report.matches == 117
+    for ledger in ledgers:
+        ledger.db.dispose()
