@@ -218,6 +218,7 @@ class Ledger:
         self._versions: dict[int, VersionInfo] = {}
         self._pg = db.dialect == "postgresql"
         self._active: tuple[int, float] | None = None
+        self._ph = "%s" if self._pg else "?"
 
     def active_id(self) -> int:
         """The active version's id for readers (cached for :attr:`ACTIVE_TTL` seconds).
@@ -347,14 +348,20 @@ class Ledger:
         if self._pg:
             # Conflicts with void/re-rate's EXCLUSIVE lock, so the active version read next is current.
             conn.exec_driver_sql("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
-        version = self._version(conn, self._active_id(conn))
+        # The hot path talks to the driver directly (no statement compilation); errors are still
+        # wrapped by SQLAlchemy, so the retry logic sees them.
+        ph = self._ph
+        active = conn.exec_driver_sql("SELECT id FROM rating_versions WHERE active").scalar()
+        if active is None:
+            raise NotFoundError("there is no active ratings version")
+        version = self._version(conn, int(active))
         ids = list({s.match_id for s in subs})
         stored = {
-            row.match_id: (row.body_hash, row.response)
-            for row in conn.execute(
-                select(matches.c.match_id, matches.c.body_hash, matches.c.response).where(
-                    matches.c.match_id.in_(ids)
-                )
+            row[0]: (row[1], row[2])
+            for row in conn.exec_driver_sql(
+                "SELECT match_id, body_hash, response FROM matches"
+                f" WHERE match_id IN ({', '.join([ph] * len(ids))})",
+                tuple(ids),
             )
         }
         outcomes: list[ApplyOutcome | None] = [None] * len(subs)
@@ -374,15 +381,15 @@ class Ledger:
         ratings: dict[str, int] = {}
         played: dict[str, int] = {}
         if players:
-            rows = conn.execute(
-                select(player_ratings.c.player_id, player_ratings.c.rating, player_ratings.c.matches_played)
-                .where(player_ratings.c.version_id == version.id, player_ratings.c.player_id.in_(players))
-                .order_by(player_ratings.c.player_id)
-                .with_for_update()
+            rows = conn.exec_driver_sql(
+                "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = "
+                f"{ph} AND player_id IN ({', '.join([ph] * len(players))}) ORDER BY player_id"
+                + (" FOR UPDATE" if self._pg else ""),
+                (version.id, *players),
             )
-            for row in rows:
-                ratings[row.player_id] = row.rating
-                played[row.player_id] = row.matches_played
+            for pid, rating, count in rows:
+                ratings[pid] = rating
+                played[pid] = count
         known = set(ratings)
         # The sequence is taken only now, with every player of the batch locked.
         sequences = self._next_sequences(conn, len(todo))
