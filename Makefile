@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 ## run: set up and run the main job on the bundled sample
 run: $(STAMP)
 	$(BIN)/sedma-elo demo
+	$(BIN)/sedma-elo serve --demo
 
 ## test: set up and run lint, type check and the whole test suite
 test: $(STAMP) lint typecheck unit
