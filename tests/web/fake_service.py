@@ -1,0 +1,136 @@
+"""A stand-in for the rating service layer while it is being built (replaced by the real one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sedma_elo import REFERENCE_RULES, Match, NotFoundError, PlayerStats, rate
+
+NO_STATS = PlayerStats()
+
+
+def _change(c: Any) -> dict[str, Any]:
+    s = c.score
+    return {
+        "player_id": c.player_id,
+        "side": c.side,
+        "rating_before": c.rating_before,
+        "rating_after": c.rating_after,
+        "delta": c.delta,
+        "k": c.k,
+        "k_reason": c.k_reason,
+        "team_rating": c.team_rating,
+        "opponent_rating": c.opponent_rating,
+        "expected": c.expected,
+        "change": c.change,
+        "score": {
+            "outcome": s.outcome,
+            "base": s.base,
+            "bonuses": [
+                {
+                    "kind": b.kind,
+                    "count": b.count,
+                    "per_round": b.per_round,
+                    "cap": b.cap,
+                    "value": b.value,
+                    "capped": b.capped,
+                }
+                for b in s.bonuses
+            ],
+            "bonus_total": s.bonus_total,
+            "bonus_scale": s.bonus_scale,
+            "bonus_scaled": s.bonus_scaled,
+            "malus": {
+                "count": s.malus.count,
+                "per_bad_move": s.malus.per_bad_move,
+                "cap": s.malus.cap,
+                "value": s.malus.value,
+                "capped": s.malus.capped,
+            },
+            "unclamped": s.unclamped,
+            "adjusted": s.adjusted,
+            "clamp": s.clamp,
+        },
+    }
+
+
+class FakeService:
+    rules_label = REFERENCE_RULES.label
+
+    def __init__(self) -> None:
+        self.ratings: dict[str, int] = {}
+        self.played: dict[str, int] = {}
+        self.matches: dict[str, dict[str, Any]] = {}
+        self.history: dict[str, list[dict[str, Any]]] = {}
+
+    def post(
+        self,
+        match_id: str,
+        a: str,
+        b: str,
+        winner: str,
+        sa: PlayerStats = NO_STATS,
+        sb: PlayerStats = NO_STATS,
+        played_at: str | None = None,
+    ) -> None:
+        m = Match.single(a, b, winner, sa, sb, match_id=match_id)  # type: ignore[arg-type]
+        res = rate(m, self.ratings)
+        seq = len(self.matches) + 1
+        body = {
+            "match_id": match_id,
+            "played_at": played_at,
+            "player_a": a,
+            "player_b": b,
+            "winner": winner,
+            "sequence": seq,
+            "explanation": {"rules": res.rules_label, "changes": [_change(c) for c in res.changes]},
+        }
+        self.matches[match_id] = body
+        for c in res.changes:
+            self.ratings[c.player_id] = c.rating_after
+            self.played[c.player_id] = self.played.get(c.player_id, 0) + 1
+            self.history.setdefault(c.player_id, []).append(
+                {
+                    "sequence": seq,
+                    "match_id": match_id,
+                    "played_at": played_at,
+                    "rating_before": c.rating_before,
+                    "rating_after": c.rating_after,
+                    "match": body,
+                }
+            )
+
+    def leaderboard(self, limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
+        order = sorted(self.ratings, key=lambda p: (-self.ratings[p], p))
+        start = int(cursor) if cursor else 0
+        items = [
+            {"rank": i + 1, "player_id": p, "rating": self.ratings[p], "matches_played": self.played[p]}
+            for i, p in enumerate(order)
+            if start <= i < start + limit
+        ]
+        nxt = str(start + limit) if start + limit < len(order) else None
+        return {"items": items, "next_cursor": nxt}
+
+    def get_player(self, player_id: str) -> dict[str, Any]:
+        if player_id not in self.ratings:
+            raise NotFoundError(player_id)
+        order = sorted(self.ratings, key=lambda p: (-self.ratings[p], p))
+        return {
+            "player_id": player_id,
+            "rating": self.ratings[player_id],
+            "matches_played": self.played[player_id],
+            "rank": order.index(player_id) + 1,
+        }
+
+    def player_history(self, player_id: str, limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
+        if player_id not in self.ratings:
+            raise NotFoundError(player_id)
+        items = list(reversed(self.history[player_id]))
+        start = int(cursor) if cursor else 0
+        nxt = str(start + limit) if start + limit < len(items) else None
+        return {"items": items[start : start + limit], "next_cursor": nxt}
+
+    def get_match(self, match_id: str) -> dict[str, Any]:
+        if match_id not in self.matches:
+            raise NotFoundError(match_id)
+        return self.matches[match_id]
