@@ -1,12 +1,26 @@
-"""A stand-in for the rating service layer while it is being built (replaced by the real one)."""
+"""A stand-in for the service's ``Ledger`` (same method names and answer shapes) while it lands."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from sedma_elo import REFERENCE_RULES, Match, NotFoundError, PlayerStats, rate
+from sedma_elo import REFERENCE_RULES, Match, NotFoundError, PlayerStats, Rules, rate
 
 NO_STATS = PlayerStats()
+
+
+@dataclass(frozen=True)
+class Version:
+    id: int
+    rules: Rules
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+    version_id: int
 
 
 def _change(c: Any) -> dict[str, Any]:
@@ -27,41 +41,32 @@ def _change(c: Any) -> dict[str, Any]:
             "outcome": s.outcome,
             "base": s.base,
             "bonuses": [
-                {
-                    "kind": b.kind,
-                    "count": b.count,
-                    "per_round": b.per_round,
-                    "cap": b.cap,
-                    "value": b.value,
-                    "capped": b.capped,
-                }
+                {"kind": b.kind, "count": b.count, "per_round": b.per_round, "cap": b.cap, "value": b.value}
+                | {"capped": b.capped}
                 for b in s.bonuses
             ],
             "bonus_total": s.bonus_total,
             "bonus_scale": s.bonus_scale,
             "bonus_scaled": s.bonus_scaled,
-            "malus": {
-                "count": s.malus.count,
-                "per_bad_move": s.malus.per_bad_move,
-                "cap": s.malus.cap,
-                "value": s.malus.value,
-                "capped": s.malus.capped,
-            },
+            "malus": {"count": s.malus.count, "per_bad_move": s.malus.per_bad_move, "cap": s.malus.cap}
+            | {"value": s.malus.value, "capped": s.malus.capped},
             "unclamped": s.unclamped,
             "adjusted": s.adjusted,
             "clamp": s.clamp,
         },
+        "sentence": f"{c.player_id} moved {c.change:+.2f}.",
     }
 
 
-class FakeService:
-    rules_label = REFERENCE_RULES.label
-
+class FakeLedger:
     def __init__(self) -> None:
         self.ratings: dict[str, int] = {}
         self.played: dict[str, int] = {}
         self.matches: dict[str, dict[str, Any]] = {}
         self.history: dict[str, list[dict[str, Any]]] = {}
+
+    def active_version(self) -> Version:
+        return Version(1, REFERENCE_RULES)
 
     def post(
         self,
@@ -76,16 +81,17 @@ class FakeService:
         m = Match.single(a, b, winner, sa, sb, match_id=match_id)  # type: ignore[arg-type]
         res = rate(m, self.ratings)
         seq = len(self.matches) + 1
-        body = {
+        body = {"match_id": match_id, "played_at": played_at, "player_a": a, "player_b": b, "winner": winner}
+        self.matches[match_id] = {
             "match_id": match_id,
-            "played_at": played_at,
-            "player_a": a,
-            "player_b": b,
-            "winner": winner,
             "sequence": seq,
-            "explanation": {"rules": res.rules_label, "changes": [_change(c) for c in res.changes]},
+            "played_at": played_at,
+            "voided": False,
+            "void_reason": None,
+            "match": body,
+            "ratings_version": {"id": 1, "label": "reference", "rules": REFERENCE_RULES.label},
+            "changes": [_change(c) for c in res.changes],
         }
-        self.matches[match_id] = body
         for c in res.changes:
             self.ratings[c.player_id] = c.rating_after
             self.played[c.player_id] = self.played.get(c.player_id, 0) + 1
@@ -96,39 +102,46 @@ class FakeService:
                     "played_at": played_at,
                     "rating_before": c.rating_before,
                     "rating_after": c.rating_after,
-                    "match": body,
+                    "delta": c.delta,
                 }
             )
 
-    def leaderboard(self, limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
-        order = sorted(self.ratings, key=lambda p: (-self.ratings[p], p))
+    def _order(self) -> list[str]:
+        return sorted(self.ratings, key=lambda p: (-self.ratings[p], p))
+
+    def leaderboard(self, limit: int = 50, cursor: str | None = None, version_id: int | None = None) -> Page:
+        order = self._order()
         start = int(cursor) if cursor else 0
         items = [
             {"rank": i + 1, "player_id": p, "rating": self.ratings[p], "matches_played": self.played[p]}
             for i, p in enumerate(order)
             if start <= i < start + limit
         ]
-        nxt = str(start + limit) if start + limit < len(order) else None
-        return {"items": items, "next_cursor": nxt}
+        return Page(items, str(start + limit) if start + limit < len(order) else None, 1)
 
-    def get_player(self, player_id: str) -> dict[str, Any]:
+    def around(self, player_id: str, span: int = 5) -> Page:
         if player_id not in self.ratings:
             raise NotFoundError(player_id)
-        order = sorted(self.ratings, key=lambda p: (-self.ratings[p], p))
+        rank = self._order().index(player_id) + 1
+        item = {"rank": rank, "player_id": player_id, "rating": self.ratings[player_id]}
+        return Page([item | {"matches_played": self.played[player_id]}], None, 1)
+
+    def get_player(self, player_id: str, version_id: int | None = None) -> dict[str, Any]:
+        if player_id not in self.ratings:
+            raise NotFoundError(player_id)
         return {
             "player_id": player_id,
             "rating": self.ratings[player_id],
             "matches_played": self.played[player_id],
-            "rank": order.index(player_id) + 1,
         }
 
-    def player_history(self, player_id: str, limit: int = 50, cursor: str | None = None) -> dict[str, Any]:
+    def player_history(self, player_id: str, limit: int = 50, cursor: str | None = None) -> Page:
         if player_id not in self.ratings:
             raise NotFoundError(player_id)
-        items = list(reversed(self.history[player_id]))
+        items = self.history[player_id]
         start = int(cursor) if cursor else 0
         nxt = str(start + limit) if start + limit < len(items) else None
-        return {"items": items[start : start + limit], "next_cursor": nxt}
+        return Page(items[start : start + limit], nxt, 1)
 
     def get_match(self, match_id: str) -> dict[str, Any]:
         if match_id not in self.matches:

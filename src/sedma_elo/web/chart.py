@@ -149,7 +149,7 @@ def build_chart(points: Sequence[ChartPoint]) -> Chart | None:
             (round(x, 1), round(y, 1), p.label or f"{p.rating}")
             for (x, y), p in zip(coords, shown, strict=True)
         )
-    y_ticks = tuple(Tick(round(y_of(v), 1), f"{v:,.0f}".replace(",", "\u2009")) for v in y_values)
+    y_ticks = tuple(Tick(round(y_of(v), 1), f"{v:.0f}") for v in y_values)
     x_values = sorted({int(v) for v in nice_ticks(first, last, 6) if first <= v <= last} | {first, last})
     x_ticks = tuple(Tick(round(x_of(v), 1), str(v)) for v in x_values)
     # Drop ticks that would overlap their neighbour (keeps the first and the last).

@@ -1,14 +1,15 @@
 """The HTML pages: leaderboard, player profile with rating chart, and the explanation of a match.
 
-The pages read through the same service layer as the JSON API (``request.app.state.service``); this
-module only shapes the service's answers for the templates. Every template autoescapes, so player-
-supplied strings always render as text.
+The pages read through the same service layer as the JSON API: the ``Ledger`` that the app factory
+stores on ``app.state.ledger``. This module only shapes the service's answers for the templates.
+Every template autoescapes, so player-supplied strings always render as text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, is_dataclass
+from contextlib import suppress
+from dataclasses import dataclass, fields, is_dataclass
 from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
@@ -17,7 +18,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.responses import HTMLResponse
 
-from ..errors import NotFoundError, ValidationError
+from ..errors import NotFoundError, SedmaEloError, ValidationError
 from .chart import ChartPoint, Sparkline, build_chart, build_sparkline
 from .render import player_path, render_page
 
@@ -32,8 +33,10 @@ MAX_LIMIT = 100
 HISTORY_PAGE_SIZE = 25
 #: The trend column shows the rating change over this many most recent matches.
 TREND_WINDOW = 10
-#: The chart draws at most this many most recent matches.
-CHART_MATCHES = 2000
+#: History is read from the service this many entries per call (its largest page).
+HISTORY_READ = 500
+#: Players with more matches than this show no trend on the leaderboard (see _history).
+TREND_SCAN = 500
 
 BONUS_NAMES = {
     "won_by_16": "16ers",
@@ -44,18 +47,19 @@ _STATIC = {"style.css": "text/css; charset=utf-8"}
 
 
 def _service(request: Request) -> Any:
-    return request.app.state.service
+    """The service layer the JSON API reads through (the ``Ledger`` the app factory opened)."""
+    return request.app.state.ledger
 
 
 def _data(obj: Any) -> dict[str, Any]:
-    """A service answer as a plain mapping (pydantic models, dataclasses and dicts alike)."""
+    """A service answer as a plain mapping (dicts, dataclasses and pydantic models alike)."""
     if isinstance(obj, Mapping):
         return dict(obj)
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in fields(obj)}
     dump = getattr(obj, "model_dump", None)
     if callable(dump):
         return dict(dump(mode="json"))
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return asdict(obj)
     raise TypeError(f"cannot read a {type(obj).__name__} as a mapping")
 
 
@@ -63,20 +67,24 @@ def _base_context(request: Request, **extra: Any) -> dict[str, Any]:
     context: dict[str, Any] = {
         "root": request.scope.get("root_path", "").rstrip("/"),
         "query": "",
-        "rules_label": getattr(_service(request), "rules_label", ""),
+        "rules_label": "",
     }
     context.update(extra)
+    if not context["rules_label"]:
+        try:
+            context["rules_label"] = _service(request).active_version().rules.label
+        except SedmaEloError:
+            context["rules_label"] = "(none yet)"
     return context
 
 
-def _not_found(request: Request, message: str, query: str = "") -> HTMLResponse:
+def _error_page(request: Request, message: str, *, status_code: int, query: str = "") -> HTMLResponse:
+    title = "Not found" if status_code == 404 else "Bad request"
     return render_page(
-        "not_found.html", _base_context(request, message=message, query=query), status_code=404
+        "not_found.html",
+        _base_context(request, message=message, query=query, title=title),
+        status_code=status_code,
     )
-
-
-def _bad_request(request: Request, message: str) -> HTMLResponse:
-    return render_page("not_found.html", _base_context(request, message=message), status_code=400)
 
 
 # ---------------------------------------------------------------------------- leaderboard
@@ -91,34 +99,51 @@ class Trend:
     height: int
 
 
-def _trend(ratings: Sequence[int]) -> Trend | None:
-    """The trend of ratings oldest first, starting with the rating before the first of them."""
-    if len(ratings) < 2:
+def _history(svc: Any, player_id: str, *, most: int | None = None) -> list[dict[str, Any]]:
+    """The player's rating history oldest first, read page by page through the service.
+
+    With ``most`` given, players with more matches than that are not read at all (empty list): the
+    service pages history oldest first, so the recent end of a long history costs a full read.
+    """
+    items: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = _data(svc.player_history(player_id, limit=HISTORY_READ, cursor=cursor))
+        items.extend(page["items"])
+        cursor = page.get("next_cursor")
+        if not cursor or (most is not None and len(items) > most):
+            return items if most is None or len(items) <= most else []
+
+
+def _trend(history: Sequence[Mapping[str, Any]]) -> Trend | None:
+    """The trend over the last TREND_WINDOW entries of a history (oldest first)."""
+    recent = history[-TREND_WINDOW:]
+    if not recent:
         return None
+    ratings = [recent[0]["rating_before"], *(h["rating_after"] for h in recent)]
     spark: Sparkline = build_sparkline(ratings)
-    return Trend(ratings[-1] - ratings[0], len(ratings) - 1, spark.points, spark.width, spark.height)
+    return Trend(ratings[-1] - ratings[0], len(recent), spark.points, spark.width, spark.height)
 
 
 @router.get("/", response_class=HTMLResponse)
 def leaderboard_page(
     request: Request,
-    cursor: str | None = Query(None, max_length=512),
+    cursor: str | None = Query(None, max_length=400),
     limit: int = Query(PAGE_SIZE, ge=1, le=MAX_LIMIT),
 ) -> Response:
     """The leaderboard, highest rating first, one keyset page at a time."""
     svc = _service(request)
     try:
-        page = _data(svc.leaderboard(limit=limit, cursor=cursor))
+        page = _data(svc.leaderboard(limit, cursor))
     except ValidationError as exc:
-        return _bad_request(request, f"Bad page link ({exc}).")
+        return _error_page(request, f"This page link is not valid ({exc}).", status_code=400)
     rows = []
     for item in page["items"]:
-        row = _data(item)
-        history = _data(svc.player_history(row["player_id"], limit=TREND_WINDOW))
-        ratings = [_data(h)["rating_after"] for h in reversed(history["items"])]
-        if history["items"]:
-            ratings.insert(0, _data(history["items"][-1])["rating_before"])
-        row["trend"] = _trend(ratings)
+        row = dict(item)
+        row["trend"] = None
+        if row["matches_played"] <= TREND_SCAN:
+            with suppress(NotFoundError):  # the player vanished in between (a void): no trend
+                row["trend"] = _trend(_history(svc, row["player_id"], most=TREND_SCAN))
         rows.append(row)
     next_url = None
     if page.get("next_cursor"):
@@ -143,24 +168,29 @@ def leaderboard_page(
 def search_page(request: Request, q: str = Query("", max_length=256)) -> Response:
     """Jump to the player whose id is ``q`` (surrounding blanks ignored), or say there is none."""
     wanted = q.strip()
+    root = request.scope.get("root_path", "").rstrip("/")
     if not wanted:
-        return RedirectResponse(_base_context(request)["root"] + "/", status_code=303)
+        return RedirectResponse(root + "/", status_code=303)
     try:
         _service(request).get_player(wanted)
     except (NotFoundError, ValidationError):
-        return _not_found(request, f"No player with the id “{wanted}”.", query=wanted)
-    return RedirectResponse(_base_context(request)["root"] + player_path(wanted), status_code=303)
+        return _error_page(request, f"No player with the id “{wanted}”.", status_code=404, query=wanted)
+    return RedirectResponse(root + player_path(wanted), status_code=303)
 
 
 # ---------------------------------------------------------------------------- player
-def _opponents(match: Mapping[str, Any], player_id: str) -> tuple[list[str], str]:
-    """The player's opponents in ``match`` (its JSON form) and the result from their side."""
-    if "player_a" in match and match.get("player_a") is not None:
-        team_a, team_b = [match["player_a"]], [match["player_b"]]
-    else:
-        team_a, team_b = list(match.get("team_a") or []), list(match.get("team_b") or [])
+def _sides(body: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """Side a and side b of a match in its JSON form (one against one, or two against two)."""
+    if body.get("player_a") is not None:
+        return [body["player_a"]], [body["player_b"]]
+    return list(body.get("team_a") or []), list(body.get("team_b") or [])
+
+
+def _opponents(body: Mapping[str, Any], player_id: str) -> tuple[list[str], str]:
+    """The player's opponents in a match (its JSON form) and the result from their side."""
+    team_a, team_b = _sides(body)
     side = "a" if player_id in team_a else "b"
-    winner = match.get("winner")
+    winner = body.get("winner")
     result = "draw" if winner == "draw" else ("win" if winner == side else "loss")
     return (team_b if side == "a" else team_a), result
 
@@ -169,59 +199,58 @@ def _opponents(match: Mapping[str, Any], player_id: str) -> tuple[list[str], str
 def player_page(
     request: Request,
     player_id: str,
-    cursor: str | None = Query(None, max_length=512),
+    page: int = Query(1, ge=1, le=1_000_000),
 ) -> Response:
     """A player's rating, a chart of it over time and their matches (newest first) with each change."""
     svc = _service(request)
     try:
         player = _data(svc.get_player(player_id))
-        page = _data(svc.player_history(player_id, limit=HISTORY_PAGE_SIZE, cursor=cursor))
-    except NotFoundError:
-        return _not_found(request, f"No player with the id “{player_id}”.", query=player_id)
-    except ValidationError as exc:
-        return _bad_request(request, f"Bad page link ({exc}).")
+        history = _history(svc, player_id)
+    except (NotFoundError, ValidationError):
+        return _error_page(request, f"No player with the id “{player_id}”.", status_code=404, query=player_id)
+    with suppress(SedmaEloError):
+        around = _data(svc.around(player_id, 0))
+        player["rank"] = around["items"][0]["rank"] if around["items"] else None
+    player.setdefault("rank", None)
+    newest_first = history[::-1]
+    pages = max(1, -(-len(newest_first) // HISTORY_PAGE_SIZE))
+    if page > pages:
+        return _error_page(request, f"{player_id} has no page {page} of matches.", status_code=404)
+    shown = newest_first[(page - 1) * HISTORY_PAGE_SIZE : page * HISTORY_PAGE_SIZE]
     rows = []
-    for item in page["items"]:
-        row = _data(item)
+    for item in shown:
+        row = dict(item)
         row["delta"] = row["rating_after"] - row["rating_before"]
-        row["opponents"], row["result"] = _opponents(row.get("match") or row, player_id)
+        try:
+            body = _data(svc.get_match(row["match_id"]))["match"]
+            row["opponents"], row["result"] = _opponents(body, player_id)
+        except NotFoundError:
+            row["opponents"], row["result"] = [], ""
         rows.append(row)
-    chart = build_chart(_chart_points(svc, player_id))
-    next_url = None
-    if page.get("next_cursor"):
-        next_url = player_path(player_id) + "?" + urlencode({"cursor": page["next_cursor"]})
+    base = player_path(player_id)
     return render_page(
         "player.html",
         _base_context(
             request,
             player=player,
             rows=rows,
-            chart=chart,
-            next_url=next_url,
-            first_page=cursor is None,
+            chart=build_chart(_chart_points(history)),
+            newer_url=None if page == 1 else (base if page == 2 else f"{base}?page={page - 1}"),
+            older_url=None if page == pages else f"{base}?page={page + 1}",
+            page=page,
+            pages=pages,
         ),
     )
 
 
-def _chart_points(svc: Any, player_id: str) -> list[ChartPoint]:
-    """Up to CHART_MATCHES most recent ratings, oldest first, with the rating before the first."""
-    collected: list[dict[str, Any]] = []
-    cursor = None
-    while len(collected) < CHART_MATCHES:
-        page = _data(svc.player_history(player_id, limit=MAX_LIMIT, cursor=cursor))
-        collected.extend(_data(h) for h in page["items"])
-        cursor = page.get("next_cursor")
-        if not cursor:
-            break
-    if not collected:
+def _chart_points(history: Sequence[Mapping[str, Any]]) -> list[ChartPoint]:
+    """The chart's points: the rating before the first match, then after each match."""
+    if not history:
         return []
-    collected.reverse()
-    total = int(_data(svc.get_player(player_id)).get("matches_played", len(collected)))
-    start = total - len(collected)
-    points = [ChartPoint(start, collected[0]["rating_before"], "before the first match shown")]
-    for i, h in enumerate(collected, start=start + 1):
+    points = [ChartPoint(0, history[0]["rating_before"], f"start: {history[0]['rating_before']}")]
+    for i, h in enumerate(history, start=1):
         when = str(h.get("played_at") or "")[:10]
-        label = f"#{i} {h['match_id']}{' · ' + when if when else ''}: {h['rating_after']}"
+        label = f"match {i} ({h['match_id']}{', ' + when if when else ''}): {h['rating_after']}"
         points.append(ChartPoint(i, h["rating_after"], label))
     return points
 
@@ -232,42 +261,51 @@ def match_page(request: Request, match_id: str) -> Response:
     """Every player's change in one match, explained in plain words and numbers."""
     svc = _service(request)
     try:
-        match = _data(svc.get_match(match_id))
-    except NotFoundError:
-        return _not_found(request, f"No match with the id “{match_id}”.")
+        view = _data(svc.get_match(match_id))
+    except (NotFoundError, ValidationError):
+        return _error_page(request, f"No match with the id “{match_id}”.", status_code=404)
+    body = view["match"]
     players = []
-    for change in match["explanation"]["changes"]:
-        _fill_uncapped(change)
-        players.append({"change": change, "headline": _headline(change), "sentences": []})
-    match["result_text"] = _result_text(match)
+    for change in view["changes"]:
+        change = _with_uncapped(change)
+        players.append({"change": change, "headline": _headline(change), "sentences": _sentences(change)})
     return render_page(
         "match.html",
         _base_context(
             request,
-            match=match,
+            match=view,
+            result_text=_result_text(body),
             players=players,
             bonus_names=BONUS_NAMES,
             rounding_text="rounded half to even",
+            rules_label=view["ratings_version"]["rules"],
         ),
     )
 
 
-def _fill_uncapped(change: dict[str, Any]) -> None:
-    """Add ``uncapped`` (count times rate, before the cap) to each bonus and the malus, if missing."""
-    score = change["score"]
-    for term in score["bonuses"]:
-        term.setdefault("uncapped", term["count"] * term["per_round"])
+def _with_uncapped(change: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a change with ``uncapped`` (count times rate, before the cap) on each term."""
+    score = dict(change["score"])
+    score["bonuses"] = [{"uncapped": t["count"] * t["per_round"], **t} for t in score["bonuses"]]
     malus = score["malus"]
-    malus.setdefault("uncapped", malus["count"] * malus["per_bad_move"])
+    score["malus"] = {"uncapped": malus["count"] * malus["per_bad_move"], **malus}
+    return {**change, "score": score}
 
 
-def _result_text(match: Mapping[str, Any]) -> str:
-    if match.get("winner") == "draw":
+def _sentences(change: Mapping[str, Any]) -> list[str]:
+    """The service's plain-words sentences of a change (a list or one ``sentence``)."""
+    found = change.get("sentences")
+    if isinstance(found, list):
+        return [str(s) for s in found]
+    one = change.get("sentence")
+    return [str(one)] if one else []
+
+
+def _result_text(body: Mapping[str, Any]) -> str:
+    if body.get("winner") == "draw":
         return "draw"
-    side = match.get("winner")
-    if match.get("player_a") is not None:
-        return f"{match[f'player_{side}']} won"
-    return " & ".join(match.get(f"team_{side}") or []) + " won"
+    team_a, team_b = _sides(body)
+    return " & ".join(team_a if body.get("winner") == "a" else team_b) + " won"
 
 
 def _headline(change: Mapping[str, Any]) -> str:
