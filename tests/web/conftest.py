@@ -22,3 +22,42 @@ def browser() -> Iterator[Any]:
             yield chromium
         finally:
             chromium.close()
+
+
+class Site:
+    """A seeded service: its FastAPI app, a TestClient and the service layer (the ``Ledger``)."""
+
+    def __init__(self, app: Any, client: Any, ledger: Any) -> None:
+        self.app = app
+        self.client = client
+        self.ledger = ledger
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    """The seed history applied through the service layer, served by the pages' router."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from sedma_elo import PlayerStats
+    from sedma_elo.web import router
+
+    from .fake_service import FakeLedger
+    from .seed import seed_matches
+
+    ledger = FakeLedger()
+    for m in seed_matches():
+        ledger.post(
+            m["match_id"],
+            m["player_a"],
+            m["player_b"],
+            m["winner"],
+            PlayerStats(**m["stats"]["a"]),
+            PlayerStats(**m["stats"]["b"]),
+            m["played_at"],
+        )
+    app = FastAPI()
+    app.state.ledger = ledger
+    app.include_router(router)
+    with TestClient(app) as client:
+        yield Site(app, client, ledger)

@@ -266,9 +266,9 @@ def match_page(request: Request, match_id: str) -> Response:
         return _error_page(request, f"No match with the id “{match_id}”.", status_code=404)
     body = view["match"]
     players = []
-    for change in view["changes"]:
-        change = _with_uncapped(change)
-        players.append({"change": change, "headline": _headline(change), "sentences": _sentences(change)})
+    for raw in _changes_of(view):
+        change = _normalized(raw)
+        players.append({"change": change, "headline": _headline(change), "sentences": change["sentences"]})
     return render_page(
         "match.html",
         _base_context(
@@ -283,22 +283,38 @@ def match_page(request: Request, match_id: str) -> Response:
     )
 
 
-def _with_uncapped(change: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of a change with ``uncapped`` (count times rate, before the cap) on each term."""
+def _changes_of(view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The per-player explanation objects of a match answer (``changes``, or ``players``)."""
+    for key in ("changes", "players"):
+        found = view.get(key)
+        if isinstance(found, list):
+            return found
+    nested = view.get("explanation")
+    if isinstance(nested, Mapping):
+        return _changes_of(nested)
+    return []
+
+
+def _normalized(change: Mapping[str, Any]) -> dict[str, Any]:
+    """One player's explanation in the form the template reads.
+
+    Accepts both forms of the explanation object (bonuses as a list or keyed by kind; the outcome
+    inside ``score`` or beside it; sentences as ``explanation``, ``sentences`` or one ``sentence``) and
+    fills in each term's ``uncapped`` value (count times rate, before the cap) where it is missing.
+    """
     score = dict(change["score"])
-    score["bonuses"] = [{"uncapped": t["count"] * t["per_round"], **t} for t in score["bonuses"]]
+    raw_bonuses = score["bonuses"]
+    if isinstance(raw_bonuses, Mapping):
+        raw_bonuses = [{"kind": kind, **term} for kind, term in raw_bonuses.items()]
+    score["bonuses"] = [{"uncapped": t["count"] * t["per_round"], **t} for t in raw_bonuses]
     malus = score["malus"]
     score["malus"] = {"uncapped": malus["count"] * malus["per_bad_move"], **malus}
-    return {**change, "score": score}
-
-
-def _sentences(change: Mapping[str, Any]) -> list[str]:
-    """The service's plain-words sentences of a change (a list or one ``sentence``)."""
-    found = change.get("sentences")
-    if isinstance(found, list):
-        return [str(s) for s in found]
-    one = change.get("sentence")
-    return [str(one)] if one else []
+    score.setdefault("outcome", change.get("outcome"))
+    sentences = change.get("explanation", change.get("sentences"))
+    if not isinstance(sentences, list):
+        sentences = [change["sentence"]] if change.get("sentence") else []
+    delta = change.get("delta", change["rating_after"] - change["rating_before"])
+    return {**change, "score": score, "sentences": [str(x) for x in sentences], "delta": delta}
 
 
 def _result_text(body: Mapping[str, Any]) -> str:
