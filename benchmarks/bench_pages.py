@@ -50,7 +50,11 @@ def seed(url: str, players: int, extra: int, rng: random.Random) -> None:
 
 def _body(match_id: str, a: str, b: str, rng: random.Random) -> dict[str, Any]:
     def stats() -> dict[str, int]:
-        return {"bad_moves": rng.randint(0, 4), "won_by_16": rng.randint(0, 3), "won_by_24": rng.randint(0, 1)}
+        return {
+            "bad_moves": rng.randint(0, 4),
+            "won_by_16": rng.randint(0, 3),
+            "won_by_24": rng.randint(0, 1),
+        }
 
     return {
         "match_id": match_id,
@@ -62,12 +66,17 @@ def _body(match_id: str, a: str, b: str, rng: random.Random) -> dict[str, Any]:
     }
 
 
-def measure(client: TestClient, url: str, requests: int) -> list[float]:
-    """Milliseconds per request of ``requests`` GETs of ``url`` (after 10 warm-up requests)."""
+def measure(client: TestClient, url: str, requests: int, *, cold: bool = False) -> list[float]:
+    """Milliseconds per request of ``requests`` GETs of ``url`` (after 10 warm-up requests).
+
+    ``cold`` empties the pages' trend cache before every request (the first view of a page).
+    """
     for _ in range(10):
         client.get(url).raise_for_status()
     times = []
     for _ in range(requests):
+        if cold:
+            client.app.state.web_trends = None  # type: ignore[attr-defined]
         started = time.perf_counter()
         answer = client.get(url)
         times.append((time.perf_counter() - started) * 1000)
@@ -112,13 +121,16 @@ def main() -> None:
             deep = client.get("/v1/leaderboard?limit=50")
             cursor = deep.json()["next_cursor"]
             for _ in range(200):  # walk 200 pages down for a deep cursor
-                nxt = client.get("/v1/leaderboard", params={"limit": 50, "cursor": cursor}).json()["next_cursor"]
+                nxt = client.get("/v1/leaderboard", params={"limit": 50, "cursor": cursor}).json()[
+                    "next_cursor"
+                ]
                 if nxt is None:
                     break
                 cursor = nxt
             top = board["items"][0]["player_id"]
             print(f"players: {args.players:,}; top player {top}")
             report("GET / (leaderboard, 50 rows)", measure(client, "/", args.requests))
+            report("GET / trend cache emptied each time", measure(client, "/", args.requests // 2, cold=True))
             report("GET /?cursor=... (page ~200)", measure(client, f"/?cursor={cursor}", args.requests))
             report("GET /?limit=100", measure(client, "/?limit=100", args.requests // 2))
             report("GET /v1/leaderboard (JSON, 50)", measure(client, "/v1/leaderboard", args.requests))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import fields, is_dataclass
 from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
@@ -19,8 +19,9 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.responses import HTMLResponse
 
 from ..errors import NotFoundError, SedmaEloError, ValidationError
-from .chart import ChartPoint, Sparkline, build_chart, build_sparkline
+from .chart import ChartPoint, build_chart
 from .render import player_path, render_page
+from .trends import Trend, TrendCache, trend_of
 
 __all__ = ["router"]
 
@@ -88,17 +89,6 @@ def _error_page(request: Request, message: str, *, status_code: int, query: str 
 
 
 # ---------------------------------------------------------------------------- leaderboard
-@dataclass(frozen=True, slots=True)
-class Trend:
-    """A player's rating change over their last ``matches`` matches, with a sparkline of it."""
-
-    delta: int
-    matches: int
-    spark: str
-    width: int
-    height: int
-
-
 def _history(svc: Any, player_id: str, *, most: int | None = None) -> list[dict[str, Any]]:
     """The player's rating history oldest first, read page by page through the service.
 
@@ -115,14 +105,25 @@ def _history(svc: Any, player_id: str, *, most: int | None = None) -> list[dict[
             return items if most is None or len(items) <= most else []
 
 
-def _trend(history: Sequence[Mapping[str, Any]]) -> Trend | None:
-    """The trend over the last TREND_WINDOW entries of a history (oldest first)."""
-    recent = history[-TREND_WINDOW:]
-    if not recent:
+def _trend(request: Request, svc: Any, version_id: Any, row: Mapping[str, Any]) -> Trend | None:
+    """The trend of a leaderboard row: the last TREND_WINDOW changes, through the app's trend cache."""
+    if row["matches_played"] > TREND_SCAN:
         return None
-    ratings = [recent[0]["rating_before"], *(h["rating_after"] for h in recent)]
-    spark: Sparkline = build_sparkline(ratings)
-    return Trend(ratings[-1] - ratings[0], len(recent), spark.points, spark.width, spark.height)
+    cache = getattr(request.app.state, "web_trends", None)
+    if cache is None:
+        cache = request.app.state.web_trends = TrendCache()
+
+    def compute() -> Trend | None:
+        try:
+            recent = _history(svc, row["player_id"], most=TREND_SCAN)[-TREND_WINDOW:]
+        except NotFoundError:  # the player's only match was voided in between
+            return None
+        if not recent:
+            return None
+        return trend_of([recent[0]["rating_before"], *(h["rating_after"] for h in recent)])
+
+    key = (version_id, row["player_id"], row["matches_played"], row["rating"])
+    return cache.get(key, compute)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -137,14 +138,8 @@ def leaderboard_page(
         page = _data(svc.leaderboard(limit, cursor))
     except ValidationError as exc:
         return _error_page(request, f"This page link is not valid ({exc}).", status_code=400)
-    rows = []
-    for item in page["items"]:
-        row = dict(item)
-        row["trend"] = None
-        if row["matches_played"] <= TREND_SCAN:
-            with suppress(NotFoundError):  # the player vanished in between (a void): no trend
-                row["trend"] = _trend(_history(svc, row["player_id"], most=TREND_SCAN))
-        rows.append(row)
+    version_id = page.get("version_id")
+    rows = [{**item, "trend": _trend(request, svc, version_id, item)} for item in page["items"]]
     next_url = None
     if page.get("next_cursor"):
         params = {"cursor": page["next_cursor"]}
