@@ -127,7 +127,7 @@ def test_match_page_explains_the_first_match_in_numbers(site: Site) -> None:
     assert "<strong>clamped down to the maximum</strong>" in text
     assert "<strong>clamped up to the minimum</strong>" in text
     assert "40 &times; (1.000 &minus; 0.500)" in text
-    assert "1000 +20.00 = 1020.00, rounded half to even" in text
+    assert "1000 +20.00 = 1020.00, rounded to the nearest integer, halves to even" in text
     assert f"1000 {MINUS}20.00 = 980.00" in text
     assert "alice won against an equally rated opponent: +20." in text
 

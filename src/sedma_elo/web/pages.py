@@ -44,6 +44,10 @@ BONUS_NAMES = {
     "won_by_24": "24ers",
     "won_by_4_and_last": "4 and last",
 }
+ROUNDING_TEXT = {
+    "half_even": "rounded to the nearest integer, halves to even",
+    "half_up": "rounded to the nearest integer, halves up",
+}
 _STATIC = {"style.css": "text/css; charset=utf-8"}
 
 
@@ -263,7 +267,16 @@ def match_page(request: Request, match_id: str) -> Response:
     players = []
     for raw in _changes_of(view):
         change = _normalized(raw)
-        players.append({"change": change, "headline": _headline(change), "sentences": change["sentences"]})
+        sentences = change["sentences"]
+        if isinstance(raw.get("explanation"), list) and sentences:
+            # sedma_elo.explain's first sentence already is the summary ("alice won against ...: +26").
+            headline, sentences = sentences[0], sentences[1:]
+        else:
+            headline = _headline(change)
+        players.append({"change": change, "headline": headline, "sentences": sentences})
+    rounding = "half_even"
+    with suppress(SedmaEloError, AttributeError):
+        rounding = svc.active_version().rules.rounding
     return render_page(
         "match.html",
         _base_context(
@@ -272,7 +285,7 @@ def match_page(request: Request, match_id: str) -> Response:
             result_text=_result_text(body),
             players=players,
             bonus_names=BONUS_NAMES,
-            rounding_text="rounded half to even",
+            rounding_text=ROUNDING_TEXT.get(rounding, rounding),
             rules_label=view["ratings_version"]["rules"],
         ),
     )
