@@ -234,6 +234,8 @@ def player_page(
             player=player,
             rows=rows,
             chart=build_chart(_chart_points(history)),
+            first_played=history[0].get("played_at") if history else None,
+            last_played=history[-1].get("played_at") if history else None,
             newer_url=None if page == 1 else (base if page == 2 else f"{base}?page={page - 1}"),
             older_url=None if page == pages else f"{base}?page={page + 1}",
             page=page,
