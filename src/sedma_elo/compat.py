@@ -45,4 +45,5 @@ def calculate_new_ratings(
         PlayerStats(bad_moves_b, won_by_16_b, won_by_24_b, won_by_4_and_last_b),
     )
     result = rate(match, {_A: rating_a, _B: rating_b}, REFERENCE_RULES)
-    return result.changes[0].rating_after, result.changes[1].rating_after
+    new = result.new_ratings  # without building the explanation nobody reads here
+    return new[_A], new[_B]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from .model import Match, PlayerStats, check_rating
-from .rules import REFERENCE_RULES, Rules
+from .model import NO_STATS, Match, PlayerStats, check_rating
+from .rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules
 
 __all__ = [
     "BonusTerm",
@@ -129,13 +129,60 @@ class PlayerChange:
         return self.rating_after - self.rating_before
 
 
-@dataclass(frozen=True, slots=True)
 class RatingResult:
-    """The outcome of :func:`rate`: one :class:`PlayerChange` per player, side a first."""
+    """The outcome of :func:`rate`: one :class:`PlayerChange` per player, side a first.
 
-    match: Match
-    rules_label: str
-    changes: tuple[PlayerChange, ...]
+    Read-only. ``new_ratings`` is known at once; for a one-against-one match :func:`rate` builds
+    ``changes`` (the explanation) on first use, from the ratings it was given, so that rating
+    many matches does not pay for explanations nobody reads. The explanation is the same either
+    way.
+    """
+
+    __slots__ = ("_changes", "_match", "_new_ratings", "_pending", "_rules_label")
+
+    def __init__(self, match: Match, rules_label: str, changes: tuple[PlayerChange, ...]) -> None:
+        self._match = match
+        self._rules_label = rules_label
+        self._changes: tuple[PlayerChange, ...] | None = changes
+        self._new_ratings: dict[str, int] | None = None
+        self._pending: Callable[[], tuple[PlayerChange, ...]] | None = None
+
+    @classmethod
+    def _deferred(
+        cls,
+        match: Match,
+        rules_label: str,
+        new_ratings: dict[str, int],
+        pending: Callable[[], tuple[PlayerChange, ...]],
+    ) -> RatingResult:
+        """A result whose ``changes`` are computed by ``pending()`` on first use."""
+        self = cls.__new__(cls)
+        self._match = match
+        self._rules_label = rules_label
+        self._changes = None
+        self._new_ratings = new_ratings
+        self._pending = pending
+        return self
+
+    @property
+    def match(self) -> Match:
+        """The match that was rated."""
+        return self._match
+
+    @property
+    def rules_label(self) -> str:
+        """``name@version`` of the rules used."""
+        return self._rules_label
+
+    @property
+    def changes(self) -> tuple[PlayerChange, ...]:
+        """One explained :class:`PlayerChange` per player, side a first."""
+        changes = self._changes
+        if changes is None:
+            assert self._pending is not None
+            changes = self._changes = self._pending()
+            self._pending = None
+        return changes
 
     def __getitem__(self, player_id: str) -> PlayerChange:
         for change in self.changes:
@@ -145,8 +192,26 @@ class RatingResult:
 
     @property
     def new_ratings(self) -> dict[str, int]:
-        """Ratings after the match by player id."""
+        """Ratings after the match by player id (a new dict on each call)."""
+        if self._new_ratings is not None:
+            return dict(self._new_ratings)
         return {c.player_id: c.rating_after for c in self.changes}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RatingResult):
+            return NotImplemented
+        return (self.match, self.rules_label, self.changes) == (other.match, other.rules_label, other.changes)
+
+    __hash__ = None  # type: ignore[assignment]  # like the match it holds
+
+    def __reduce__(self) -> tuple[type[RatingResult], tuple[Match, str, tuple[PlayerChange, ...]]]:
+        # Pickle and copy the built explanation, never the closure that would build it.
+        return (RatingResult, (self.match, self.rules_label, self.changes))
+
+    def __repr__(self) -> str:
+        return (
+            f"RatingResult(match={self.match!r}, rules_label={self.rules_label!r}, changes={self.changes!r})"
+        )
 
 
 # ---------------------------------------------------------------------------- score
@@ -270,6 +335,85 @@ def rate(match: Match, ratings: Mapping[str, int], rules: Rules = REFERENCE_RULE
     team match each player's expected score compares the two team ratings (``rules.team_rating``)
     and each player is updated with their own K and their own statistics.
     """
+    if len(match.team_a) == 1:
+        return _rate_single(match, ratings, rules)
+    return _rate_explained(match, ratings, rules)
+
+
+def _rate_single(match: Match, ratings: Mapping[str, int], rules: Rules) -> RatingResult:
+    """rate() for one against one: the new ratings now, the explanation on first use.
+
+    The same arithmetic as :func:`_rate_explained`, which builds the explanation later from
+    copies of the two ratings (tests check that both agree).
+    """
+    a, b = match.team_a[0], match.team_b[0]
+    initial = rules.initial_rating
+    rating_a = ratings.get(a, initial)
+    if type(rating_a) is not int or not MIN_RATING <= rating_a <= MAX_RATING:
+        rating_a = check_rating(f"ratings.{a}", rating_a)
+    rating_b = ratings.get(b, initial)
+    if type(rating_b) is not int or not MIN_RATING <= rating_b <= MAX_RATING:
+        rating_b = check_rating(f"ratings.{b}", rating_b)
+    # expected_score() and score_breakdown() inlined: this is the hot path of every replay.
+    expected_a = 1.0 / (1.0 + math.pow(10.0, (rating_b - rating_a) / 400.0))
+    expected_b = 1.0 / (1.0 + math.pow(10.0, (rating_a - rating_b) / 400.0))
+    winner = match.winner
+    if winner == "a":
+        outcome_a: Outcome = "win"
+        outcome_b: Outcome = "loss"
+    elif winner == "b":
+        outcome_a, outcome_b = "loss", "win"
+    else:
+        outcome_a = outcome_b = "draw"
+    hot = _HOT
+    if hot[0] is not rules:
+        hot = _hot(rules)
+    _, cache, tiers, k_top, half_even, label = hot
+    stats = match.stats
+    st = stats.get(a, NO_STATS)
+    found = cache.get((outcome_a, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
+    score_a = (found or score_breakdown(outcome_a, st, rules)).adjusted
+    st = stats.get(b, NO_STATS)
+    found = cache.get((outcome_b, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
+    score_b = (found or score_breakdown(outcome_b, st, rules)).adjusted
+    k_a = k_b = k_top  # Rules.k_factor, inlined
+    for below, k in tiers:
+        if rating_a < below:
+            k_a = k
+            break
+    for below, k in tiers:
+        if rating_b < below:
+            k_b = k
+            break
+    change_a = rating_a + k_a * (score_a - expected_a)
+    change_b = rating_b + k_b * (score_b - expected_b)
+    if half_even:
+        new_a, new_b = round(change_a), round(change_b)
+    else:
+        new_a, new_b = _round(change_a, rules), _round(change_b, rules)
+
+    def explain() -> tuple[PlayerChange, ...]:
+        return _rate_explained(match, {a: rating_a, b: rating_b}, rules).changes
+
+    return RatingResult._deferred(match, label, {a: new_a, b: new_b}, explain)
+
+
+_Hot = tuple[
+    Rules | None, dict[tuple[object, ...], ScoreBreakdown], tuple[tuple[int, int], ...], int, bool, str
+]
+#: What _rate_single needs of the rules it saw last, read once per call instead of per use.
+_HOT: _Hot = (None, {}, (), 0, True, "")
+
+
+def _hot(rules: Rules) -> _Hot:
+    global _HOT
+    tiers = tuple((t.below, t.k) for t in rules.k_tiers)
+    _HOT = (rules, _score_cache(rules), tiers, rules.k_top, rules.rounding == "half_even", rules.label)
+    return _HOT
+
+
+def _rate_explained(match: Match, ratings: Mapping[str, int], rules: Rules) -> RatingResult:
+    """rate() building every player's explanation at once (any match size)."""
     initial = rules.initial_rating
     before_a = [check_rating(f"ratings.{p}", ratings.get(p, initial)) for p in match.team_a]
     before_b = [check_rating(f"ratings.{p}", ratings.get(p, initial)) for p in match.team_b]

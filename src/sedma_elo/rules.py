@@ -372,6 +372,18 @@ def load_rules(path: str | Path | None) -> Rules:
 
 
 # ---------------------------------------------------------------------------- TOML writing
+_TOML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n"}
+
+
+def _toml_char(c: str) -> str:
+    # TOML basic strings allow no control character but tab: write the others as \uXXXX.
+    if c in _TOML_ESCAPES:
+        return _TOML_ESCAPES[c]
+    if (c < " " and c != "\t") or c == "\x7f":
+        return f"\\u{ord(c):04x}"
+    return c
+
+
 def _toml_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -380,7 +392,7 @@ def _toml_value(value: object) -> str:
     if isinstance(value, float):
         return repr(value)  # shortest text that reads back to the same double
     if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        escaped = "".join(_toml_char(c) for c in value)
         return f'"{escaped}"'
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"

@@ -1,0 +1,347 @@
+"""Explaining a rating change: a JSON-able breakdown and plain-words sentences per player.
+
+:func:`result_to_dict` is the explanation object that ``sedma-elo rate --json`` prints and the HTTP
+service returns. Its field names are stable (new fields may be added, none renamed)::
+
+    {
+      "rules": "reference@1.0",              # label of the rules used (name@version)
+      "match": {...},                        # the match in the JSON form of sedma_elo.matchjson
+      "new_ratings": {"alice": 1026, ...},   # rating after the match by player id
+      "players": [                           # one object per player, side a first
+        {
+          "player_id": "alice", "side": "a",
+          "outcome": "win",                  # "win", "loss" or "draw"
+          "teammates": [], "opponents": ["bob"],
+          "rating_before": 1000,
+          "k": 40, "k_reason": "rating 1000 is below 1200",
+          "team_rating": 1000.0,             # own side's rating (the player's own in 1-vs-1)
+          "opponent_rating": 1100.0,         # the other side's rating
+          "expected": 0.359935...,           # Elo expected score, in (0, 1)
+          "score": {
+            "base": 1.0,                     # 1 win, 0.5 draw, 0 loss
+            "bonuses": {                     # keyed by kind; value = min(count * per_round, cap)
+              "won_by_16": {"count": 3, "per_round": 0.05, "cap": 0.15,
+                            "uncapped": 0.15, "value": 0.15, "capped": false},
+              "won_by_24": {...}, "won_by_4_and_last": {...}
+            },
+            "bonus_total": 0.15,             # sum of the three values
+            "bonus_scale": 1.0,              # share kept: 1 on a win, loser/draw scale otherwise
+            "bonus_scaled": 0.15,            # bonus_total * bonus_scale
+            "malus": {"count": 2, "per_bad_move": 0.02, "cap": 0.3,
+                      "uncapped": 0.04, "value": 0.04, "capped": false},
+            "unclamped": 1.11,               # base + bonus_scaled - malus.value
+            "adjusted": 1.0,                 # unclamped clamped to [score.min, score.max]
+            "clamp": "max",                  # "none", "min" (raised to the minimum) or "max"
+            "clamp_cut": 0.11,               # unclamped - adjusted (negative when raised)
+            "bonus_erased": 0.11,            # part of bonus_scaled the clamp took away
+            "malus_erased": 0.0              # part of the malus the clamp gave back
+          },
+          "change": 25.6025...,              # k * (adjusted - expected), not rounded
+          "rating_after": 1026, "delta": 26,
+          "games_played": null,              # games before the match, when given to rate()
+          "notes": [],                       # one sentence per rule variant that acted
+          "explanation": ["alice won against bob, ...", ...]  # explain_player()
+        }
+      ]
+    }
+
+Under float32 rules (the reference) the ``score`` values are single-precision numbers; they are
+written with the fewest digits that identify that single-precision value (``0.05``, not
+``0.05000000074505806``). Every other number is the exact double.
+
+:func:`explain_player` gives the sentences, in the third person (``"alice won ..."``) or, with
+``second_person=True``, addressed to the player (``"You won ..."``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .engine import BonusTerm, PlayerChange, RatingResult, ScoreBreakdown, f32
+from .matchjson import match_to_json
+
+__all__ = ["change_to_dict", "explain_player", "explain_result", "result_to_dict"]
+
+_MINUS = "\u2212"
+_TIMES = "\u00d7"
+_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_BONUS_NAMES = {
+    "won_by_16": ("16er", "16ers"),
+    "won_by_24": ("24er", "24ers"),
+    "won_by_4_and_last": ("round won with 4 and last", "rounds won with 4 and last"),
+}
+
+
+# ---------------------------------------------------------------------------- JSON form
+def result_to_dict(result: RatingResult) -> dict[str, Any]:
+    """The whole explanation of ``result`` as JSON-able data (see the module docstring)."""
+    return {
+        "rules": result.rules_label,
+        "match": match_to_json(result.match),
+        "new_ratings": result.new_ratings,
+        "players": [change_to_dict(result, c.player_id) for c in result.changes],
+    }
+
+
+def change_to_dict(result: RatingResult, player_id: str) -> dict[str, Any]:
+    """The explanation object of one player of ``result`` (one entry of ``players``).
+
+    Raises:
+        KeyError: ``player_id`` did not play in the match.
+    """
+    change = result[player_id]
+    own, other = _sides(result, change)
+    return {
+        "player_id": change.player_id,
+        "side": change.side,
+        "outcome": change.score.outcome,
+        "teammates": [p for p in own if p != change.player_id],
+        "opponents": list(other),
+        "rating_before": change.rating_before,
+        "k": change.k,
+        "k_reason": change.k_reason,
+        "team_rating": change.team_rating,
+        "opponent_rating": change.opponent_rating,
+        "expected": change.expected,
+        "score": _score_to_dict(change.score),
+        "change": change.change,
+        "rating_after": change.rating_after,
+        "delta": change.delta,
+        # Rule variants (rate(games_played=...), docs/rules.md) add these to PlayerChange.
+        "games_played": getattr(change, "games_played", None),
+        "notes": list(getattr(change, "notes", ())),
+        "explanation": explain_player(result, player_id),
+    }
+
+
+def _score_to_dict(s: ScoreBreakdown) -> dict[str, Any]:
+    bonus_erased, malus_erased = _erased(s)
+    return {
+        "base": _num(s.base),
+        "bonuses": {t.kind: _bonus_to_dict(t) for t in s.bonuses},
+        "bonus_total": _num(s.bonus_total),
+        "bonus_scale": _num(s.bonus_scale),
+        "bonus_scaled": _num(s.bonus_scaled),
+        "malus": {
+            "count": s.malus.count,
+            "per_bad_move": _num(s.malus.per_bad_move),
+            "cap": _num(s.malus.cap),
+            "uncapped": _num(s.malus.uncapped),
+            "value": _num(s.malus.value),
+            "capped": s.malus.capped,
+        },
+        "unclamped": _num(s.unclamped),
+        "adjusted": _num(s.adjusted),
+        "clamp": s.clamp,
+        "clamp_cut": _num(s.clamp_cut),
+        "bonus_erased": _num(bonus_erased),
+        "malus_erased": _num(malus_erased),
+    }
+
+
+def _bonus_to_dict(t: BonusTerm) -> dict[str, Any]:
+    return {
+        "count": t.count,
+        "per_round": _num(t.per_round),
+        "cap": _num(t.cap),
+        "uncapped": _num(t.uncapped),
+        "value": _num(t.value),
+        "capped": t.capped,
+    }
+
+
+def _num(x: float) -> float:
+    """``x`` itself, or for a single-precision value the shortest decimal that reads back to it."""
+    found = _SHORT.get(x)
+    if found is None:
+        found = _shortest_single(x)
+        if len(_SHORT) >= 4096:
+            _SHORT.clear()
+        _SHORT[x] = found
+    return found
+
+
+_SHORT: dict[float, float] = {}  # score values repeat a lot: the same counts under the same rules
+
+
+def _shortest_single(x: float) -> float:
+    if not math.isfinite(x) or f32(x) != x:
+        return x
+    for digits in range(1, 10):
+        short = float(f"{x:.{digits}g}")
+        if f32(short) == x:
+            return short
+    return x  # 9 significant digits always identify a single; kept for the type checker
+
+
+def _erased(s: ScoreBreakdown) -> tuple[float, float]:
+    """(bonus the clamp took away, malus the clamp gave back), both >= 0."""
+    if s.clamp == "max":
+        return min(s.unclamped - s.adjusted, s.bonus_scaled), 0.0
+    if s.clamp == "min":
+        return 0.0, min(s.adjusted - s.unclamped, s.malus.value)
+    return 0.0, 0.0
+
+
+def _sides(result: RatingResult, change: PlayerChange) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    m = result.match
+    return (m.team_a, m.team_b) if change.side == "a" else (m.team_b, m.team_a)
+
+
+# ---------------------------------------------------------------------------- sentences
+def explain_result(result: RatingResult, *, second_person: bool = False) -> dict[str, list[str]]:
+    """The sentences of every player of ``result`` by player id (side a first)."""
+    return {
+        c.player_id: explain_player(result, c.player_id, second_person=second_person) for c in result.changes
+    }
+
+
+def explain_player(result: RatingResult, player_id: str, *, second_person: bool = False) -> list[str]:
+    """Plain-words sentences saying how ``player_id``'s rating changed and why.
+
+    The first sentence gives the outcome, the expectation and the change; the others give K, each
+    bonus and the malus (with their caps), the share of the bonus a loser or a drawing player
+    keeps, the adjusted score and what the clamp removed, and the rounding. Numbers are rounded
+    for reading; :func:`change_to_dict` has the exact values.
+
+    Raises:
+        KeyError: ``player_id`` did not play in the match.
+    """
+    change = result[player_id]
+    s = change.score
+    own, other = _sides(result, change)
+    me = "You" if second_person else change.player_id
+    my = "your" if second_person else f"{change.player_id}'s"
+    mates = [p for p in own if p != player_id]
+    out = [_headline(change, me, mates, other), f"K is {change.k}: {change.k_reason}."]
+
+    parts = [f"a {s.outcome} scores {_plain(s.base)}"]
+    bonus_texts = [_bonus_text(t) for t in s.bonuses if t.count > 0]
+    if bonus_texts:
+        parts.append("; ".join(bonus_texts))
+    out.append(_sentence("; ".join(parts)))
+    if bonus_texts and s.bonus_scale != 1.0:
+        role = {"loss": "As the loser", "draw": "On a draw"}.get(s.outcome, "Here")
+        keeps = "you keep" if second_person else f"{change.player_id} keeps"
+        share = f"{_plain(s.bonus_scale * 100, 2)}%" if s.bonus_scale > 0 else "none"
+        out.append(
+            f"{role} {keeps} {share} of the bonus of {_signed(s.bonus_total)}: {_signed(s.bonus_scaled)}."
+        )
+    if s.malus.count > 0:
+        out.append(_sentence(_malus_text(s)))
+    out.extend(_score_sentences(s, my))
+    out.append(_change_sentence(change))
+    out.extend(_sentence(note) for note in getattr(change, "notes", ()))
+    return out
+
+
+def _headline(change: PlayerChange, me: str, mates: list[str], other: tuple[str, ...]) -> str:
+    s = change.score
+    verb = {"win": "won against", "loss": "lost to", "draw": "drew with"}[s.outcome]
+    who = me + (f" (with {' and '.join(mates)})" if mates else "")
+    kind = "team" if len(other) > 1 else "player"
+    if change.opponent_rating > change.team_rating:
+        strength = f"a stronger {kind}"
+    elif change.opponent_rating < change.team_rating:
+        strength = f"a weaker {kind}"
+    else:
+        strength = f"an equally rated {kind}"
+    ratings = "team ratings" if kind == "team" else "ratings"
+    return (
+        f"{who} {verb} {' and '.join(other)}, {strength} ({ratings} {_plain(change.team_rating, 1)} against "
+        f"{_plain(change.opponent_rating, 1)}, expected score {change.expected:.2f}): "
+        f"{_signed_int(change.delta)}, from {change.rating_before} to {change.rating_after}."
+    )
+
+
+def _bonus_text(t: BonusTerm) -> str:
+    one, many = _BONUS_NAMES[t.kind]
+    name = f"{_count(t.count)} {one if t.count == 1 else many}"
+    product = f"{t.count} {_TIMES} {_plain(t.per_round)}"
+    if t.capped:
+        return f"{name} would add {product} = {_signed(t.uncapped)}, capped at {_signed(t.cap)}"
+    verb = "adds" if t.count == 1 else "add"
+    return f"{name} {verb} {product} = {_signed(t.value)}"
+
+
+def _malus_text(s: ScoreBreakdown) -> str:
+    m = s.malus
+    name = f"{_count(m.count)} bad move{'' if m.count == 1 else 's'}"
+    product = f"{m.count} {_TIMES} {_plain(m.per_bad_move)}"
+    if m.capped:
+        return f"{name} would cost {product} = {_signed(-m.uncapped)}, capped at {_signed(-m.cap)}"
+    verb = "costs" if m.count == 1 else "cost"
+    return f"{name} {verb} {product} = {_signed(-m.value)}"
+
+
+def _score_sentences(s: ScoreBreakdown, my: str) -> list[str]:
+    terms = [_plain(s.base)]
+    if s.bonus_scaled:
+        terms.append(f"+ {_plain(s.bonus_scaled)}")
+    if s.malus.value:
+        terms.append(f"{_MINUS} {_plain(s.malus.value)}")
+    if len(terms) == 1 and s.clamp == "none":
+        return [f"With no bonus and no malus the adjusted score stays {_plain(s.adjusted)}."]
+    formula = " ".join(terms)
+    if s.clamp == "none":
+        return [f"Adjusted score: {formula} = {_plain(s.adjusted)}."]
+    bonus_erased, malus_erased = _erased(s)
+    where = "above the maximum" if s.clamp == "max" else "below the minimum"
+    text = f"Adjusted score: {formula} = {_plain(s.unclamped)}, {where}, so {my} score was clamped to "
+    text += f"{_plain(s.adjusted)}"
+    if s.clamp == "max" and s.bonus_scaled > 0:
+        if bonus_erased >= s.bonus_scaled:
+            text += f": the clamp erased the whole bonus of {_signed(s.bonus_scaled)}"
+        else:
+            text += f": the clamp erased {_plain(bonus_erased)} of the bonus of {_signed(s.bonus_scaled)}"
+    elif s.clamp == "min" and s.malus.value > 0:
+        if malus_erased >= s.malus.value:
+            text += f": the clamp erased the whole malus of {_signed(-s.malus.value)}"
+        else:
+            text += f": the clamp erased {_plain(malus_erased)} of the malus of {_signed(-s.malus.value)}"
+    return [text + "."]
+
+
+def _change_sentence(change: PlayerChange) -> str:
+    exact = change.rating_before + change.change
+    formula = (
+        f"Change: K {_TIMES} (score {_MINUS} expected) = {change.k} {_TIMES} "
+        f"({_plain(change.score.adjusted)} {_MINUS} {change.expected:.2f})"
+    )
+    if exact - math.floor(exact) == 0.5:
+        return (
+            f"{formula} = {_signed(change.change, 6)}; {_plain(exact, 6)} is exactly half-way and was "
+            f"rounded to {change.rating_after} ({_signed_int(change.delta)})."
+        )
+    frac = abs(change.change) % 1
+    places = 6 if abs(frac - 0.5) < 0.005 else 2
+    return (
+        f"{formula} = {_signed(change.change, places, fixed=True)}, rounded to {_signed_int(change.delta)}."
+    )
+
+
+# ---------------------------------------------------------------------------- numbers in words
+def _count(n: int) -> str:
+    return _WORDS[n] if n < len(_WORDS) else str(n)
+
+
+def _plain(x: float, places: int = 4) -> str:
+    """``x`` rounded to ``places`` decimals without trailing zeros (``0.15``, ``1``, ``1050.5``)."""
+    text = f"{x:.{places}f}".rstrip("0").rstrip(".")
+    if text in ("-0", ""):
+        text = "0"
+    return text.replace("-", _MINUS)
+
+
+def _signed(x: float, places: int = 4, *, fixed: bool = False) -> str:
+    text = f"{abs(x):.{places}f}" if fixed else _plain(abs(x), places)
+    return ("+" if x >= 0 else _MINUS) + text
+
+
+def _signed_int(n: int) -> str:
+    return f"+{n}" if n >= 0 else f"{_MINUS}{-n}"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."

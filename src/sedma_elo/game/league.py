@@ -1,0 +1,204 @@
+"""A league of bots: many seeded matches, rated input written as the project's match-history CSV.
+
+The roster has bots of four strengths, two of each: ``random``, ``mixed`` (greedy, but a random move
+half of the time), ``greedy`` and ``sampling`` (perfect-information Monte Carlo with few worlds).
+The sampling bot is about a hundred times slower than the others, so only ``sampling_share`` of the
+matches (default 2%) involve it; the others pair two distinct non-sampling bots uniformly.
+
+Bad moves are counted by :func:`~.analysis.analyze`: by default only in exact positions (two
+players, stock empty; ``bad_moves="endgame"``), which costs little; ``"full"`` also judges the
+hidden-card phase by sampling (about a hundred times slower), ``"none"`` counts none.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import os
+import random
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Literal, TextIO
+
+from ..model import Match
+from .analysis import AnalysisConfig, Judge, analyze
+from .bots import Bot, GreedyBot, RandomBot, SamplingBot, play_match
+from .config import DEFAULT_GAME_RULES, GameRules
+from .greedy import greedy_move
+from .solver import Solver
+from .state import RoundState
+
+__all__ = [
+    "CSV_COLUMNS",
+    "ROSTER",
+    "BadMoveMode",
+    "LeagueConfig",
+    "MixedBot",
+    "run_league",
+    "write_history_csv",
+]
+
+BadMoveMode = Literal["none", "endgame", "full"]
+_JUDGE: dict[BadMoveMode, Judge] = {"none": "none", "endgame": "exact", "full": "all"}
+
+#: The project's match-history CSV columns (``/work/shared/data/README.md``; docs/game.md).
+CSV_COLUMNS = (
+    "match_id",
+    "played_at",
+    "player_a",
+    "player_b",
+    "winner",
+    "bad_moves_a",
+    "bad_moves_b",
+    "won_by_16_a",
+    "won_by_16_b",
+    "won_by_24_a",
+    "won_by_24_b",
+    "won_by_4_and_last_a",
+    "won_by_4_and_last_b",
+)
+
+#: Player id and bot kind of every league member.
+ROSTER: tuple[tuple[str, str], ...] = (
+    ("bot-random-1", "random"),
+    ("bot-random-2", "random"),
+    ("bot-mixed-1", "mixed"),
+    ("bot-mixed-2", "mixed"),
+    ("bot-greedy-1", "greedy"),
+    ("bot-greedy-2", "greedy"),
+    ("bot-sampling-1", "sampling"),
+    ("bot-sampling-2", "sampling"),
+)
+
+
+class MixedBot:
+    """Greedy, except that with probability ``noise`` it plays a uniformly random legal move."""
+
+    def __init__(self, noise: float = 0.5, seed: int = 0, name: str = "mixed") -> None:
+        self.name = name
+        self.noise = noise
+        self.rng = random.Random(seed)
+
+    def choose(self, state: RoundState) -> int:
+        """The greedy move, or a random one with probability ``noise``."""
+        if self.rng.random() < self.noise:
+            return self.rng.choice(state.legal_moves())
+        return greedy_move(state)
+
+
+@dataclass(frozen=True, slots=True)
+class LeagueConfig:
+    """What a league plays.
+
+    Attributes:
+        matches: number of matches.
+        seed: master seed: the whole league (deals, pairings, bots' choices) follows from it.
+        rules: the game rules of every match (two players).
+        sampling_share: fraction of matches that involve a sampling bot (``0..1``).
+        sampling_samples: worlds per decision of the sampling bot.
+        bad_moves: ``none``, ``endgame`` (exact positions only) or ``full`` (also sampled positions).
+        start: the date of the first match; ``per_day`` matches are dated each day.
+    """
+
+    matches: int = 1000
+    seed: int = 0
+    rules: GameRules = DEFAULT_GAME_RULES
+    sampling_share: float = 0.02
+    sampling_samples: int = 4
+    bad_moves: BadMoveMode = "endgame"
+    start: date = date(2025, 1, 1)
+    per_day: int = 100
+
+    def __post_init__(self) -> None:
+        if self.matches < 0:
+            raise ValueError("matches must be >= 0")
+        if not 0.0 <= self.sampling_share <= 1.0:
+            raise ValueError("sampling_share must be within [0, 1]")
+        if self.rules.players != 2:
+            raise ValueError("the league plays two-player matches")
+        if self.per_day < 1:
+            raise ValueError("per_day must be >= 1")
+        if self.bad_moves not in ("none", "endgame", "full"):
+            raise ValueError("bad_moves must be none, endgame or full")
+
+
+def _bot(kind: str, seed: int, samples: int, solver: Solver) -> Bot:
+    if kind == "random":
+        return RandomBot(seed)
+    if kind == "mixed":
+        return MixedBot(0.5, seed)
+    if kind == "greedy":
+        return GreedyBot()
+    return SamplingBot(samples, seed, solver)
+
+
+def run_league(config: LeagueConfig, progress: Callable[[int], None] | None = None) -> Iterator[Match]:
+    """Play the league, yielding each finished match as a rating input, oldest first."""
+    rng = random.Random(config.seed)
+    solver = Solver()
+    fast = [entry for entry in ROSTER if entry[1] != "sampling"]
+    slow = [entry for entry in ROSTER if entry[1] == "sampling"]
+    analysis = AnalysisConfig(judge=_JUDGE[config.bad_moves], samples=8, max_samples=32, seed=config.seed)
+    for i in range(config.matches):
+        if rng.random() < config.sampling_share:
+            a = rng.choice(slow)
+            b = rng.choice([e for e in ROSTER if e != a])
+        else:
+            a, b = rng.sample(fast, 2)
+        if rng.random() < 0.5:
+            a, b = b, a
+        match_seed = rng.getrandbits(63)
+        bots = [_bot(a[1], match_seed ^ 1, config.sampling_samples, solver)]
+        bots.append(_bot(b[1], match_seed ^ 2, config.sampling_samples, solver))
+        match_id = f"league-{config.seed}-{i + 1:06d}"
+        day = (config.start + timedelta(days=i // config.per_day)).isoformat()
+        played = play_match(bots, [a[0], b[0]], match_seed, config.rules, match_id=match_id, played_at=day)
+        yield analyze(played.record, analysis, solver).to_match()
+        if progress is not None:
+            progress(i + 1)
+
+
+def _open_text(path: Path) -> TextIO:
+    if path.suffix == ".gz":
+        return gzip.open(path, "wt", newline="", encoding="utf-8")
+    return path.open("w", newline="", encoding="utf-8")
+
+
+def write_history_csv(path: str | Path, matches: Iterable[Match]) -> int:
+    """Write two-player ``matches`` as the project's match-history CSV (gzipped when ``.gz``).
+
+    ``played_at`` is the match's date (ISO 8601), empty when it has none. Returns the number of rows
+    written. Raises ``ValueError`` for a team match.
+    """
+    path = Path(path)
+    # Written aside and renamed at the end, so a failure never leaves a half-written history behind.
+    tmp = path.with_name(path.name + ".part" + path.suffix)
+    n = 0
+    try:
+        n = _write_rows(tmp, matches)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, path)
+    return n
+
+
+def _write_rows(path: Path, matches: Iterable[Match]) -> int:
+    n = 0
+    with _open_text(path) as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(CSV_COLUMNS)
+        for m in matches:
+            if len(m.team_a) != 1:
+                raise ValueError(f"match {m.match_id}: the history CSV holds two-player matches only")
+            pa, pb = m.team_a[0], m.team_b[0]
+            sa, sb = m.stats_of(pa), m.stats_of(pb)
+            when = m.played_at.date().isoformat() if m.played_at is not None else ""
+            writer.writerow(
+                [m.match_id or f"m{n + 1}", when, pa, pb, m.winner]
+                + [v for pair in zip(sa.key(), sb.key(), strict=True) for v in pair]
+            )
+            n += 1
+    return n
