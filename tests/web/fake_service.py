@@ -82,6 +82,7 @@ class FakeLedger:
         res = rate(m, self.ratings)
         seq = len(self.matches) + 1
         body = {"match_id": match_id, "played_at": played_at, "player_a": a, "player_b": b, "winner": winner}
+        body["stats"] = {"a": sa.to_dict(), "b": sb.to_dict()}
         self.matches[match_id] = {
             "match_id": match_id,
             "sequence": seq,

@@ -6,6 +6,10 @@ import html
 import re
 from urllib.parse import quote
 
+from sedma_elo import Match, PlayerStats, rate
+from sedma_elo.explain import explain_result
+from sedma_elo.web.pages import _explain_sentences, _normalized
+
 from .conftest import Site
 from .seed import XSS_ID, XSS_MATCH_ID, seed_matches
 
@@ -129,7 +133,26 @@ def test_match_page_explains_the_first_match_in_numbers(site: Site) -> None:
     assert "40 &times; (1.000 &minus; 0.500)" in text
     assert "1000 +20.00 = 1020.00, rounded to the nearest integer, halves to even" in text
     assert f"1000 {MINUS}20.00 = 980.00" in text
-    assert "alice won against an equally rated opponent: +20." in text
+
+
+def test_match_page_shows_the_engines_sentences(site: Site) -> None:
+    """The plain-words sentences are sedma_elo.explain's for the same match, headline first."""
+    first = seed_matches()[0]
+    match = Match.single(
+        "alice",
+        "bob",
+        "a",
+        PlayerStats(**first["stats"]["a"]),
+        PlayerStats(**first["stats"]["b"]),
+        match_id="m-001",
+    )
+    expected = explain_result(rate(match, {"alice": 1000, "bob": 1000}))
+    text = html.unescape(site.client.get("/matches/m-001").text)
+    for sentences in expected.values():
+        assert f'<p class="headline">{sentences[0]}</p>' in text
+        for sentence in sentences[1:]:
+            assert f"<li>{sentence}</li>" in text
+    assert "capped at +0.15" in text  # four 16ers: 4 x 0.05 = 0.20 over the cap, by hand
 
 
 def test_times_are_utc_in_time_elements(site: Site) -> None:
@@ -175,3 +198,14 @@ def test_every_seeded_match_has_a_page(site: Site) -> None:
     """Each match of the seed history renders, whoever won."""
     for m in seed_matches():
         assert site.client.get("/matches/" + quote(m["match_id"], safe="")).status_code == 200
+
+
+def test_engine_sentences_are_dropped_when_they_would_disagree(site: Site) -> None:
+    """If re-deriving the match gives other numbers than the service's, no engine sentence is used."""
+    view = site.ledger.get_match("m-001")
+    changes = [_normalized(c) for c in view["changes"]]
+    assert set(_explain_sentences(site.ledger, view["match"], changes)) == {"alice", "bob"}
+    without_stats = {k: v for k, v in view["match"].items() if k != "stats"}
+    # Without its four 16ers alice's score is still clamped to 1 and her rating the same: only the
+    # breakdown differs, and that is enough to refuse.
+    assert _explain_sentences(site.ledger, without_stats, changes) == {}
