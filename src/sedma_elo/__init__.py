@@ -31,7 +31,10 @@ from .errors import (
     SedmaEloError,
     ValidationError,
 )
+from .history import HistoryArrays, load_history, read_history, read_matches, write_matches
+from .kernel import KernelRecord, run_kernel
 from .model import MAX_COUNT, Match, PlayerStats, Winner
+from .replay import ReplayResult, replay
 from .rules import (
     MAX_RATING,
     MIN_RATING,
@@ -55,8 +58,10 @@ __all__ = [
     "BonusTerm",
     "ConflictError",
     "GameRecordError",
+    "HistoryArrays",
     "HistoryError",
     "KTier",
+    "KernelRecord",
     "MalusTerm",
     "Match",
     "NotFoundError",
@@ -64,6 +69,7 @@ __all__ = [
     "PlayerChange",
     "PlayerStats",
     "RatingResult",
+    "ReplayResult",
     "Rules",
     "RulesError",
     "ScoreBreakdown",
@@ -72,9 +78,15 @@ __all__ = [
     "Winner",
     "__version__",
     "expected_score",
+    "load_history",
     "load_rules",
     "predict_win",
     "rate",
+    "read_history",
+    "read_matches",
+    "replay",
     "rules_from_toml",
+    "run_kernel",
     "score_breakdown",
+    "write_matches",
 ]

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from .errors import ValidationError
 from .model import NO_STATS, Match, PlayerStats, check_rating
 from .rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules
 
@@ -109,12 +110,19 @@ class PlayerChange:
     """The explained rating change of one player in one match.
 
     ``change = k * (score.adjusted - expected)``; ``rating_after = round(rating_before + change)``.
+    Under the rule variants (``docs/rules.md``) ``k`` may be a float, the zero-sum mode computes
+    ``change`` from both players' scores, and ``notes`` says in words what each variant did.
+
+    Attributes:
+        games_played: games the player had played before this match, when given to :func:`rate`.
+        notes: one sentence per rule variant that changed this player's update (empty under the
+            reference rules).
     """
 
     player_id: str
     side: Literal["a", "b"]
     rating_before: int
-    k: int
+    k: int | float
     k_reason: str
     team_rating: float
     opponent_rating: float
@@ -122,6 +130,8 @@ class PlayerChange:
     score: ScoreBreakdown
     change: float
     rating_after: int
+    games_played: int | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def delta(self) -> int:
@@ -314,8 +324,57 @@ def _round(value: float, rules: Rules) -> int:
     return floor + 1 if value - floor >= 0.5 else floor
 
 
+def check_games_played(field: str, value: object) -> int:
+    """Return ``value`` if it is a non-negative int games count (bool refused), else raise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(field, f"must be a non-negative integer, got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise ValidationError(field, f"must be >= 0, got {value}")
+    return value
+
+
+def _k_reason(rules: Rules, rating: int, games: int | None) -> str:
+    reason = rules.k_reason(rating)
+    if rules.k_mode != "rating":
+        assert games is not None
+        g = rules.k_games(games)
+        curve = (
+            f"{rules.k_games_a:g} / ({games} + {rules.k_games_b:g})^{rules.k_games_c:g}"
+            f" floored at {rules.k_games_min:g} = {g:.4g}"
+        )
+        if rules.k_mode == "games":
+            reason = f"K by games played: {curve}"
+        else:
+            reason = (
+                f"{rules.k_mode} of the tier K {rules.k_factor(rating)} ({reason}) and K by games {curve}"
+            )
+    if games is not None and games < rules.k_new_player_games:
+        reason += (
+            f"; times {rules.k_new_player_multiplier:g} for a new player"
+            f" ({games} < {rules.k_new_player_games} games)"
+        )
+    return reason
+
+
+def _dominance(match: Match, team: tuple[str, ...], rules: Rules) -> float:
+    total = rules.dominance(*match.stats_of(team[0]).key())
+    for player_id in team[1:]:
+        total = total + rules.dominance(*match.stats_of(player_id).key())
+    return total
+
+
+def _has_variants(rules: Rules) -> bool:
+    return rules.uses_games_played or rules.uses_margin or rules.zero_sum or rules.rating_floor is not None
+
+
 # ---------------------------------------------------------------------------- rate
-def rate(match: Match, ratings: Mapping[str, int], rules: Rules = REFERENCE_RULES) -> RatingResult:
+def rate(
+    match: Match,
+    ratings: Mapping[str, int],
+    rules: Rules = REFERENCE_RULES,
+    *,
+    games_played: Mapping[str, int] | None = None,
+) -> RatingResult:
     """Apply ``match`` to the ratings before it and explain every player's change.
 
     Args:
@@ -323,24 +382,39 @@ def rate(match: Match, ratings: Mapping[str, int], rules: Rules = REFERENCE_RULE
         ratings: current ratings by player id; players missing from it start at
             ``rules.initial_rating``. Only the match's players are read.
         rules: the rule set (default: the published reference rules).
+        games_played: games each player had played before this match (missing players: 0).
+            Required when the rules' K depends on it (:attr:`Rules.uses_games_played`).
 
     Returns:
-        A :class:`RatingResult`; ``ratings`` itself is not modified.
+        A :class:`RatingResult`; ``ratings`` and ``games_played`` are not modified.
 
     Raises:
         ValidationError: a rating is not an int in ``[MIN_RATING, MAX_RATING]`` (field
-            ``ratings.<player_id>``).
+            ``ratings.<player_id>``); a games count is not a non-negative int (field
+            ``games_played.<player_id>``); ``games_played`` is missing but the rules need it.
 
     Both sides' K factors and expected scores come from the ratings before the match. In a
     team match each player's expected score compares the two team ratings (``rules.team_rating``)
     and each player is updated with their own K and their own statistics.
+
+    Variants (``docs/rules.md``): K may come from games played; the margin-of-victory
+    multiplier scales every K of the match; in the zero-sum mode side a moves by
+    ``D = round(K * (S - expected_a))`` with ``K`` the mean of the players' K and
+    ``S = (mean adjusted score of a + 1 - mean adjusted score of b) / 2``, and side b by ``-D``;
+    a rating floor lifts any rating that would end below it.
     """
-    if len(match.team_a) == 1:
-        return _rate_single(match, ratings, rules)
-    return _rate_explained(match, ratings, rules)
+    if games_played is None and rules.uses_games_played:
+        raise ValidationError(
+            "games_played", f"rules {rules.label} compute K from games played: pass games_played"
+        )
+    if len(match.team_a) == 1 and not _has_variants(rules):
+        return _rate_single(match, ratings, rules, games_played)
+    return _rate_explained(match, ratings, rules, games_played)
 
 
-def _rate_single(match: Match, ratings: Mapping[str, int], rules: Rules) -> RatingResult:
+def _rate_single(
+    match: Match, ratings: Mapping[str, int], rules: Rules, games_played: Mapping[str, int] | None = None
+) -> RatingResult:
     """rate() for one against one: the new ratings now, the explanation on first use.
 
     The same arithmetic as :func:`_rate_explained`, which builds the explanation later from
@@ -392,8 +466,12 @@ def _rate_single(match: Match, ratings: Mapping[str, int], rules: Rules) -> Rati
     else:
         new_a, new_b = _round(change_a, rules), _round(change_b, rules)
 
+    games = None
+    if games_played is not None:
+        games = {p: check_games_played(f"games_played.{p}", games_played.get(p, 0)) for p in (a, b)}
+
     def explain() -> tuple[PlayerChange, ...]:
-        return _rate_explained(match, {a: rating_a, b: rating_b}, rules).changes
+        return _rate_explained(match, {a: rating_a, b: rating_b}, rules, games).changes
 
     return RatingResult._deferred(match, label, {a: new_a, b: new_b}, explain)
 
@@ -412,11 +490,17 @@ def _hot(rules: Rules) -> _Hot:
     return _HOT
 
 
-def _rate_explained(match: Match, ratings: Mapping[str, int], rules: Rules) -> RatingResult:
-    """rate() building every player's explanation at once (any match size)."""
+def _rate_explained(
+    match: Match, ratings: Mapping[str, int], rules: Rules, games_played: Mapping[str, int] | None = None
+) -> RatingResult:
+    """rate() building every player's explanation at once (any match size, any variant)."""
     initial = rules.initial_rating
     before_a = [check_rating(f"ratings.{p}", ratings.get(p, initial)) for p in match.team_a]
     before_b = [check_rating(f"ratings.{p}", ratings.get(p, initial)) for p in match.team_b]
+    games: dict[str, int | None] = {p: None for p in match.players}
+    if games_played is not None:
+        for p in match.players:
+            games[p] = check_games_played(f"games_played.{p}", games_played.get(p, 0))
     team_a = _team_rating(before_a, rules)
     team_b = _team_rating(before_b, rules)
     expected_a = expected_score(team_a, team_b)
@@ -428,28 +512,89 @@ def _rate_explained(match: Match, ratings: Mapping[str, int], rules: Rules) -> R
         outcome_a, outcome_b = "loss", "win"
     else:
         outcome_a = outcome_b = "draw"
-    changes = []
-    for side, team, before, own, other, expected, outcome in (
+    match_notes: list[str] = []
+    multiplier = 1.0
+    if rules.uses_margin:
+        dom_a, dom_b = _dominance(match, match.team_a, rules), _dominance(match, match.team_b, rules)
+        margin = dom_a - dom_b if match.winner == "a" else dom_b - dom_a if match.winner == "b" else 0.0
+        multiplier = rules.margin_multiplier(margin)
+        match_notes.append(
+            f"margin of victory: dominance {dom_a:g} (a) vs {dom_b:g} (b), margin {margin:g},"
+            f" K times {multiplier:.4g}"
+        )
+    sides = (
         ("a", match.team_a, before_a, team_a, team_b, expected_a, outcome_a),
         ("b", match.team_b, before_b, team_b, team_a, expected_b, outcome_b),
-    ):
+    )
+    ks: dict[str, int | float] = {}
+    scores: dict[str, ScoreBreakdown] = {}
+    for _, team, before, _, _, _, outcome in sides:
         for player_id, rating in zip(team, before, strict=True):
-            k = rules.k_factor(rating)
-            score = score_breakdown(outcome, match.stats_of(player_id), rules)
-            change = k * (score.adjusted - expected)
+            k = rules.player_k(rating, games[player_id] or 0)
+            if rules.uses_margin:
+                k = k * multiplier
+            ks[player_id] = k
+            scores[player_id] = score_breakdown(outcome, match.stats_of(player_id), rules)
+    shared: tuple[float, float] | None = None
+    if rules.zero_sum:
+        shared = _zero_sum_change(match, ks, scores, expected_a)
+        match_notes.append(
+            f"zero-sum: shared K {shared[0]:.4g} (mean of the players' K), transfer score {shared[1]:.4g}"
+            " (mean of side a's adjusted score and 1 - side b's)"
+        )
+    changes = []
+    for side, team, before, own, other, expected, _ in sides:
+        for player_id, rating in zip(team, before, strict=True):
+            k, score = ks[player_id], scores[player_id]
+            k_reason = _k_reason(rules, rating, games[player_id])
+            notes = list(match_notes)
+            if shared is not None:
+                # The K actually applied is the shared one; the player's own K is in the reason.
+                k_reason = f"zero-sum: the mean of the players' K; own K {k:.4g} ({k_reason})"
+                k = shared[0]
+                change_a = shared[0] * (shared[1] - expected_a)
+                moved = _round(change_a, rules)
+                change = change_a if side == "a" else -change_a
+                after = rating + moved if side == "a" else rating - moved
+            else:
+                change = k * (score.adjusted - expected)
+                after = _round(rating + change, rules)
+            if rules.rating_floor is not None and after < rules.rating_floor:
+                notes.append(f"rating floor: raised from {after} to {rules.rating_floor}")
+                after = rules.rating_floor
             changes.append(
                 PlayerChange(
                     player_id,
                     side,  # type: ignore[arg-type]
                     rating,
                     k,
-                    rules.k_reason(rating),
+                    k_reason,
                     float(own),
                     float(other),
                     expected,
                     score,
                     change,
-                    _round(rating + change, rules),
+                    after,
+                    games[player_id],
+                    tuple(notes),
                 )
             )
     return RatingResult(match, rules.label, tuple(changes))
+
+
+def _zero_sum_change(
+    match: Match, ks: Mapping[str, int | float], scores: Mapping[str, ScoreBreakdown], expected_a: float
+) -> tuple[float, float]:
+    """The shared K and the transfer score of side a in the zero-sum mode (kernel's order of ops)."""
+    k_values = list(ks.values())
+    k_total: int | float = k_values[0]
+    for value in k_values[1:]:
+        k_total = k_total + value
+    shared_k = k_total / len(k_values)
+    mean_a = _mean_score([scores[p].adjusted for p in match.team_a])
+    mean_b = _mean_score([scores[p].adjusted for p in match.team_b])
+    return shared_k, (mean_a + (1.0 - mean_b)) * 0.5
+
+
+def _mean_score(values: list[float]) -> float:
+    return values[0] if len(values) == 1 else (values[0] + values[1]) / 2

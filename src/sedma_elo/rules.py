@@ -35,9 +35,12 @@ MAX_RATING = 50_000
 Rounding = Literal["half_even", "half_up"]
 Arithmetic = Literal["float32", "float64"]
 TeamRating = Literal["mean", "sum"]
+KMode = Literal["rating", "games", "sum", "product", "min", "max"]
 _ROUNDINGS = ("half_even", "half_up")
 _ARITHMETICS = ("float32", "float64")
 _TEAM_RATINGS = ("mean", "sum")
+#: ``k_factor.mode``: how the K of the rating tiers and the K of games played are combined.
+K_MODES: tuple[KMode, ...] = ("rating", "games", "sum", "product", "min", "max")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,20 @@ class Rules:
             exactly like the C# method; ``float64`` in double precision.
         team_rating: how a team's rating is formed for the expected score: ``mean`` of its
             members (default) or ``sum``.
+
+    Variants (every default leaves the reference behaviour unchanged; ``docs/rules.md``):
+        k_mode: ``rating`` (the tiers alone, the reference), ``games`` (the games-played curve
+            alone), or ``sum``, ``product``, ``min``, ``max`` of the tier K and the curve.
+        k_games_a, k_games_b, k_games_c, k_games_min: the games-played curve
+            ``max(a / (games + b) ** c, min)`` (FiveThirtyEight's tennis Elo uses 250, 5, 0.4).
+        k_new_player_games, k_new_player_multiplier: K is multiplied by the multiplier while a
+            player has played fewer than ``k_new_player_games`` games (0 = off).
+        zero_sum: both players move by the same whole number of points in opposite directions,
+            so ratings are only moved between players (see :func:`sedma_elo.engine.rate`).
+        rating_floor: no update leaves a rating below this (None = no floor).
+        margin_scale, margin_weight_*, margin_min, margin_max: margin of victory; both players'
+            K is multiplied by ``clamp(1 + scale * (D_winner - D_loser), min, max)`` where a side's
+            dominance ``D`` weighs its 16ers, 24ers, 4-and-last wins and bad moves (0 = off).
     """
 
     name: str = "reference"
@@ -101,6 +118,22 @@ class Rules:
     rounding: Rounding = "half_even"
     arithmetic: Arithmetic = "float32"
     team_rating: TeamRating = "mean"
+    k_mode: KMode = "rating"
+    k_games_a: float = 250.0
+    k_games_b: float = 5.0
+    k_games_c: float = 0.4
+    k_games_min: float = 0.0
+    k_new_player_games: int = 0
+    k_new_player_multiplier: float = 1.0
+    zero_sum: bool = False
+    rating_floor: int | None = None
+    margin_scale: float = 0.0
+    margin_weight_16: float = 1.0
+    margin_weight_24: float = 2.0
+    margin_weight_4_and_last: float = -1.0
+    margin_weight_bad_moves: float = 0.0
+    margin_min: float = 0.0
+    margin_max: float = 3.0
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -127,6 +160,64 @@ class Rules:
             return "a single K for every rating"
         return f"rating {rating} is at or above {previous}"
 
+    @property
+    def uses_games_played(self) -> bool:
+        """True when K depends on the number of games a player played before the match."""
+        return self.k_mode != "rating" or self.k_new_player_games > 0
+
+    @property
+    def uses_margin(self) -> bool:
+        """True when the margin-of-victory multiplier is on (``margin.scale`` is not 0)."""
+        return self.margin_scale != 0.0
+
+    def k_games(self, games: int) -> float:
+        """The games-played curve ``max(a / (games + b) ** c, k_games_min)`` (double precision)."""
+        value = self.k_games_a / math.pow(games + self.k_games_b, self.k_games_c)
+        return value if value > self.k_games_min else self.k_games_min
+
+    def player_k(self, rating: int, games: int) -> int | float:
+        """K of a player rated ``rating`` who played ``games`` games before this match.
+
+        The margin-of-victory multiplier is not included (it depends on the match). In the
+        reference mode (``rating``, no new-player multiplier) this is the int :meth:`k_factor`.
+        The operations and their order are the batch kernel's; change both together.
+        """
+        k: int | float = self.k_factor(rating)
+        mode = self.k_mode
+        if mode != "rating":
+            g = self.k_games(games)
+            if mode == "games":
+                k = g
+            elif mode == "sum":
+                k = k + g
+            elif mode == "product":
+                k = k * g
+            elif mode == "min":
+                k = k if k < g else g
+            else:
+                k = k if k > g else g
+        if games < self.k_new_player_games:
+            k = k * self.k_new_player_multiplier
+        return k
+
+    def dominance(self, bad_moves: int, won_by_16: int, won_by_24: int, won_by_4_and_last: int) -> float:
+        """A side's margin-of-victory weight of its counts (double precision, this order)."""
+        return (
+            self.margin_weight_16 * won_by_16
+            + self.margin_weight_24 * won_by_24
+            + self.margin_weight_4_and_last * won_by_4_and_last
+            + self.margin_weight_bad_moves * bad_moves
+        )
+
+    def margin_multiplier(self, margin: float) -> float:
+        """``clamp(1 + margin_scale * margin, margin_min, margin_max)`` for ``margin = D_win - D_lose``."""
+        value = 1.0 + self.margin_scale * margin
+        if value < self.margin_min:
+            return self.margin_min
+        if value > self.margin_max:
+            return self.margin_max
+        return value
+
     @cached_property
     def label(self) -> str:
         """``name@version``, the identifier stored next to every rating."""
@@ -147,8 +238,15 @@ class Rules:
             "rounding": self.rounding,
             "arithmetic": self.arithmetic,
             "k_factor": {
+                "mode": self.k_mode,
                 "tiers": [{"below": t.below, "k": t.k} for t in self.k_tiers],
                 "top": self.k_top,
+                "games_a": self.k_games_a,
+                "games_b": self.k_games_b,
+                "games_c": self.k_games_c,
+                "games_min": self.k_games_min,
+                "new_player_games": self.k_new_player_games,
+                "new_player_multiplier": self.k_new_player_multiplier,
             },
             "bonus": {
                 "per_16": self.bonus_16.per_round,
@@ -163,6 +261,17 @@ class Rules:
             "malus": {"per_bad_move": self.malus_per_bad_move, "max": self.malus_cap},
             "score": {"min": self.score_min, "max": self.score_max},
             "teams": {"rating": self.team_rating},
+            "update": {"zero_sum": self.zero_sum}
+            | ({} if self.rating_floor is None else {"floor": self.rating_floor}),
+            "margin": {
+                "scale": self.margin_scale,
+                "weight_16": self.margin_weight_16,
+                "weight_24": self.margin_weight_24,
+                "weight_4_and_last": self.margin_weight_4_and_last,
+                "weight_bad_moves": self.margin_weight_bad_moves,
+                "min": self.margin_min,
+                "max": self.margin_max,
+            },
         }
 
     def to_toml(self) -> str:
@@ -249,11 +358,47 @@ def _validate(r: Rules) -> None:
         raise _fail("arithmetic", f"must be one of {', '.join(_ARITHMETICS)}, got {r.arithmetic!r}")
     if r.team_rating not in _TEAM_RATINGS:
         raise _fail("teams.rating", f"must be one of {', '.join(_TEAM_RATINGS)}, got {r.team_rating!r}")
+    _validate_variants(r)
+
+
+def _validate_variants(r: Rules) -> None:
+    if r.k_mode not in K_MODES:
+        raise _fail("k_factor.mode", f"must be one of {', '.join(K_MODES)}, got {r.k_mode!r}")
+    _check_number("k_factor.games_a", r.k_games_a, low=0.0, high=100_000.0)
+    # b > 0 keeps (games + b) positive for a new player; the exponent bounds keep pow finite.
+    _check_number("k_factor.games_b", r.k_games_b, low=0.001, high=100_000.0)
+    _check_number("k_factor.games_c", r.k_games_c, low=0.0, high=5.0)
+    _check_number("k_factor.games_min", r.k_games_min, low=0.0, high=1000.0)
+    _check_int("k_factor.new_player_games", r.k_new_player_games, low=0, high=1_000_000)
+    _check_number("k_factor.new_player_multiplier", r.k_new_player_multiplier, low=0.0, high=100.0)
+    if not isinstance(r.zero_sum, bool):
+        raise _fail("update.zero_sum", f"must be true or false, got {type(r.zero_sum).__name__}")
+    if r.rating_floor is not None:
+        _check_int("update.floor", r.rating_floor, low=MIN_RATING, high=MAX_RATING)
+        if r.rating_floor > r.initial_rating:
+            raise _fail("update.floor", f"must be <= initial_rating ({r.rating_floor} > {r.initial_rating})")
+    _check_number("margin.scale", r.margin_scale, low=-10.0, high=10.0)
+    for key in ("16", "24", "4_and_last", "bad_moves"):
+        _check_number(f"margin.weight_{key}", getattr(r, f"margin_weight_{key}"), low=-100.0, high=100.0)
+    _check_number("margin.min", r.margin_min, low=0.0, high=100.0)
+    _check_number("margin.max", r.margin_max, low=0.0, high=100.0)
+    if r.margin_min > r.margin_max:
+        raise _fail("margin.max", f"must be >= margin.min ({r.margin_max} < {r.margin_min})")
 
 
 # ---------------------------------------------------------------------------- TOML reading
 _TABLES: dict[str, tuple[str, ...]] = {
-    "k_factor": ("tiers", "top"),
+    "k_factor": (
+        "mode",
+        "tiers",
+        "top",
+        "games_a",
+        "games_b",
+        "games_c",
+        "games_min",
+        "new_player_games",
+        "new_player_multiplier",
+    ),
     "bonus": (
         "per_16",
         "max_16",
@@ -267,6 +412,35 @@ _TABLES: dict[str, tuple[str, ...]] = {
     "malus": ("per_bad_move", "max"),
     "score": ("min", "max"),
     "teams": ("rating",),
+    "update": ("zero_sum", "floor"),
+    "margin": ("scale", "weight_16", "weight_24", "weight_4_and_last", "weight_bad_moves", "min", "max"),
+}
+# TOML key -> Rules attribute, for the keys read as they are.
+_SIMPLE_KEYS: dict[tuple[str, str], str] = {
+    ("k_factor", "mode"): "k_mode",
+    ("k_factor", "top"): "k_top",
+    ("k_factor", "games_a"): "k_games_a",
+    ("k_factor", "games_b"): "k_games_b",
+    ("k_factor", "games_c"): "k_games_c",
+    ("k_factor", "games_min"): "k_games_min",
+    ("k_factor", "new_player_games"): "k_new_player_games",
+    ("k_factor", "new_player_multiplier"): "k_new_player_multiplier",
+    ("bonus", "loser_scale"): "loser_bonus_scale",
+    ("bonus", "draw_scale"): "draw_bonus_scale",
+    ("malus", "per_bad_move"): "malus_per_bad_move",
+    ("malus", "max"): "malus_cap",
+    ("score", "min"): "score_min",
+    ("score", "max"): "score_max",
+    ("teams", "rating"): "team_rating",
+    ("update", "zero_sum"): "zero_sum",
+    ("update", "floor"): "rating_floor",
+    ("margin", "scale"): "margin_scale",
+    ("margin", "weight_16"): "margin_weight_16",
+    ("margin", "weight_24"): "margin_weight_24",
+    ("margin", "weight_4_and_last"): "margin_weight_4_and_last",
+    ("margin", "weight_bad_moves"): "margin_weight_bad_moves",
+    ("margin", "min"): "margin_min",
+    ("margin", "max"): "margin_max",
 }
 _TOP_KEYS = ("name", "version", "description", "initial_rating", "rounding", "arithmetic")
 
@@ -296,31 +470,15 @@ def rules_from_mapping(data: Mapping[str, Any]) -> Rules:
     kf = data.get("k_factor", {})
     if "tiers" in kf:
         changes["k_tiers"] = _read_tiers(kf["tiers"])
-    if "top" in kf:
-        changes["k_top"] = kf["top"]
+    for (table, key), attr in _SIMPLE_KEYS.items():
+        if key in data.get(table, {}):
+            changes[attr] = data[table][key]
     bonus = data.get("bonus", {})
     for suffix, attr in (("16", "bonus_16"), ("24", "bonus_24"), ("4_and_last", "bonus_4_and_last")):
         old: BonusRule = getattr(base, attr)
         per = bonus.get(f"per_{suffix}", old.per_round)
         cap = bonus.get(f"max_{suffix}", old.cap)
         changes[attr] = BonusRule(per, cap)
-    if "loser_scale" in bonus:
-        changes["loser_bonus_scale"] = bonus["loser_scale"]
-    if "draw_scale" in bonus:
-        changes["draw_bonus_scale"] = bonus["draw_scale"]
-    malus = data.get("malus", {})
-    if "per_bad_move" in malus:
-        changes["malus_per_bad_move"] = malus["per_bad_move"]
-    if "max" in malus:
-        changes["malus_cap"] = malus["max"]
-    score = data.get("score", {})
-    if "min" in score:
-        changes["score_min"] = score["min"]
-    if "max" in score:
-        changes["score_max"] = score["max"]
-    teams = data.get("teams", {})
-    if "rating" in teams:
-        changes["team_rating"] = teams["rating"]
     # Integers written without a decimal point in TOML are fine for float fields.
     return replace(base, **changes)
 

@@ -1,0 +1,221 @@
+"""The numba-compiled replay loop. Imported lazily by :mod:`sedma_elo.kernel` (numba is slow to import).
+
+Every operation mirrors :func:`sedma_elo.engine.rate` in the same order and precision, so that the
+results are identical bit for bit: bonus, malus and the clamp in float32 when the rules say so
+(numba would promote ``int * float32`` to float64, hence the explicit casts), the rest in float64.
+The layout of the parameter arrays is defined once, in :func:`sedma_elo.kernel.kernel_params`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Indices into the float parameter arrays (``p32`` holds the same first 18 values as float32).
+_PER16, _CAP16, _PER24, _CAP24, _PER4, _CAP4, _MALUS, _MALUS_CAP, _LOSER, _DRAW, _SMIN, _SMAX = range(12)
+_BASE, _SCALE = 12, 15  # base score, then bonus share, of a win, a loss and a draw
+_NEW_MULT, _M_SCALE, _W16, _W24, _W4, _WBAD, _M_MIN, _M_MAX = range(18, 26)
+# Indices into the int parameter array.
+_F32, _HALF_UP, _KMODE, _NEW_GAMES, _ZERO_SUM, _HAS_FLOOR, _FLOOR, _MARGIN, _LO, _HI = range(10)
+
+
+@njit(cache=True)
+def _score32(outcome, bad, c16, c24, c4, p):  # type: ignore[no-untyped-def]
+    b16 = np.float32(c16) * p[_PER16]
+    b16 = b16 if b16 < p[_CAP16] else p[_CAP16]
+    b24 = np.float32(c24) * p[_PER24]
+    b24 = b24 if b24 < p[_CAP24] else p[_CAP24]
+    b4 = np.float32(c4) * p[_PER4]
+    b4 = b4 if b4 < p[_CAP4] else p[_CAP4]
+    total = (b16 + b24) + b4
+    # Base and bonus share by outcome (0 win, 1 loss, 2 draw) come from p[_BASE + outcome] and
+    # p[_SCALE + outcome]: table reads instead of branches the CPU would mispredict.
+    malus = np.float32(bad) * p[_MALUS]
+    malus = malus if malus < p[_MALUS_CAP] else p[_MALUS_CAP]
+    value = (p[_BASE + outcome] + total * p[_SCALE + outcome]) - malus
+    # Unity's Clamp tests the lower bound first; with min < max, max-then-min is the same.
+    value = value if value > p[_SMIN] else p[_SMIN]
+    value = value if value < p[_SMAX] else p[_SMAX]
+    return np.float64(value)
+
+
+@njit(cache=True)
+def _score64(outcome, bad, c16, c24, c4, p):  # type: ignore[no-untyped-def]
+    b16 = np.float64(c16) * p[_PER16]
+    b16 = b16 if b16 < p[_CAP16] else p[_CAP16]
+    b24 = np.float64(c24) * p[_PER24]
+    b24 = b24 if b24 < p[_CAP24] else p[_CAP24]
+    b4 = np.float64(c4) * p[_PER4]
+    b4 = b4 if b4 < p[_CAP4] else p[_CAP4]
+    total = (b16 + b24) + b4
+    malus = np.float64(bad) * p[_MALUS]
+    malus = malus if malus < p[_MALUS_CAP] else p[_MALUS_CAP]
+    value = (p[_BASE + outcome] + total * p[_SCALE + outcome]) - malus
+    value = value if value > p[_SMIN] else p[_SMIN]
+    value = value if value < p[_SMAX] else p[_SMAX]
+    return value
+
+
+@njit(cache=True)
+def _round(value, half_up):  # type: ignore[no-untyped-def]
+    if half_up:
+        floor = math.floor(value)
+        return np.int64(floor + 1.0) if value - floor >= 0.5 else np.int64(floor)
+    return np.int64(np.rint(value))
+
+
+@njit(cache=True)
+def _player_k(rating, games, tier_below, tier_k, kmode, k_games, new_games, new_mult):  # type: ignore[no-untyped-def]
+    # tier_k has one more entry than tier_below (k_top); the boundaries are sorted, so the
+    # tier index is the number of boundaries at or below the rating (no unpredictable branch).
+    index = 0
+    for j in range(tier_below.size):
+        index += rating >= tier_below[j]
+    k = np.float64(tier_k[index])
+    if kmode != 0:
+        g = k_games[games]
+        if kmode == 1:
+            k = g
+        elif kmode == 2:
+            k = k + g
+        elif kmode == 3:
+            k = k * g
+        elif kmode == 4:
+            k = k if k < g else g
+        else:
+            k = k if k > g else g
+    # k * 1.0 == k exactly, so the select matches the engine's conditional multiplication.
+    return k * (new_mult if games < new_games else 1.0)
+
+
+@njit(cache=True)
+def _dominance(counts, i, side, p):  # type: ignore[no-untyped-def]
+    # counts columns: bad_a, bad_b, 16_a, 16_b, 24_a, 24_b, 4_a, 4_b
+    return (
+        p[_W16] * np.float64(counts[i, 2 + side])
+        + p[_W24] * np.float64(counts[i, 4 + side])
+        + p[_W4] * np.float64(counts[i, 6 + side])
+        + p[_WBAD] * np.float64(counts[i, side])
+    )
+
+
+@njit(cache=True)
+def replay_loop(  # type: ignore[no-untyped-def]
+    player_a,
+    player_b,
+    winner,
+    counts,
+    ratings,
+    games,
+    tier_below,
+    tier_k,
+    p32,
+    p64,
+    ip,
+    expected_table,
+    k_games,
+    record,
+    before,
+    after,
+    expected,
+):
+    """Replay matches in order, updating ``ratings`` and ``games`` in place.
+
+    Returns -1, or ``2 * i + side`` for the first match ``i`` whose player on ``side`` (0 = a)
+    has a rating outside the allowed range before it (the ratings of that match are untouched).
+    """
+    f32 = ip[_F32] != 0
+    half_up = ip[_HALF_UP] != 0
+    kmode = ip[_KMODE]
+    new_games = ip[_NEW_GAMES]
+    zero_sum = ip[_ZERO_SUM] != 0
+    has_floor = ip[_HAS_FLOOR] != 0
+    floor = ip[_FLOOR]
+    margin = ip[_MARGIN] != 0
+    lo = ip[_LO]
+    hi = ip[_HI]
+    new_mult = p64[_NEW_MULT]
+    offset = (expected_table.size - 1) // 2
+    margin_sign = np.array([1.0, -1.0, 0.0])
+    for i in range(player_a.size):
+        a = player_a[i]
+        b = player_b[i]
+        ra = ratings[a]
+        rb = ratings[b]
+        if ra < lo or ra > hi:
+            return 2 * i
+        if rb < lo or rb > hi:
+            return 2 * i + 1
+        w = winner[i]
+        oa = w
+        ob = (1 - w) if w < 2 else 2
+        if f32:
+            sa = _score32(oa, counts[i, 0], counts[i, 2], counts[i, 4], counts[i, 6], p32)
+            sb = _score32(ob, counts[i, 1], counts[i, 3], counts[i, 5], counts[i, 7], p32)
+        else:
+            sa = _score64(oa, counts[i, 0], counts[i, 2], counts[i, 4], counts[i, 6], p64)
+            sb = _score64(ob, counts[i, 1], counts[i, 3], counts[i, 5], counts[i, 7], p64)
+        ea = expected_table[rb - ra + offset]
+        eb = expected_table[ra - rb + offset]
+        ga = games[a]
+        gb = games[b]
+        ka = _player_k(ra, ga, tier_below, tier_k, kmode, k_games, new_games, new_mult)
+        kb = _player_k(rb, gb, tier_below, tier_k, kmode, k_games, new_games, new_mult)
+        if margin:
+            da = _dominance(counts, i, 0, p64)
+            db = _dominance(counts, i, 1, p64)
+            # winner's minus loser's dominance (0 on a draw); negation is exact, so
+            # -(da - db) == db - da as the engine computes it.
+            m = margin_sign[w] * (da - db)
+            mult = 1.0 + p64[_M_SCALE] * m
+            mult = mult if mult > p64[_M_MIN] else p64[_M_MIN]
+            mult = mult if mult < p64[_M_MAX] else p64[_M_MAX]
+            ka = ka * mult
+            kb = kb * mult
+        if zero_sum:
+            shared = (ka + kb) / 2.0
+            s = (sa + (1.0 - sb)) * 0.5
+            moved = _round(shared * (s - ea), half_up)
+            na = ra + moved
+            nb = rb - moved
+        else:
+            na = _round(ra + ka * (sa - ea), half_up)
+            nb = _round(rb + kb * (sb - eb), half_up)
+        if has_floor:
+            if na < floor:
+                na = floor
+            if nb < floor:
+                nb = floor
+        ratings[a] = na
+        ratings[b] = nb
+        games[a] = ga + 1
+        games[b] = gb + 1
+        if record:
+            before[i, 0] = ra
+            before[i, 1] = rb
+            after[i, 0] = na
+            after[i, 1] = nb
+            expected[i, 0] = ea
+            expected[i, 1] = eb
+    return -1
+
+
+@njit(cache=True)
+def expected_table(span):  # type: ignore[no-untyped-def]
+    """``E(d) = 1 / (1 + 10^(d / 400))`` for every integer ``d`` in ``[-span, span]`` (index d + span)."""
+    out = np.empty(2 * span + 1, dtype=np.float64)
+    for i in range(out.size):
+        out[i] = 1.0 / (1.0 + math.pow(10.0, (i - span) / 400.0))
+    return out
+
+
+@njit(cache=True)
+def k_games_table(n, a, b, c, k_min):  # type: ignore[no-untyped-def]
+    """The games-played curve ``max(a / (g + b)^c, k_min)`` for ``g`` in ``[0, n)``."""
+    out = np.empty(n, dtype=np.float64)
+    for g in range(n):
+        value = a / math.pow(g + b, c)
+        out[g] = value if value > k_min else k_min
+    return out

@@ -1,0 +1,210 @@
+"""Rule variants: K by games played, zero-sum, rating floor, margin of victory (rules keys and rate)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sedma_elo import REFERENCE_RULES, Match, PlayerStats, RulesError, ValidationError, rate, rules_from_toml
+from sedma_elo.rules import K_MODES
+
+R = REFERENCE_RULES
+
+
+def _e(own: float, other: float) -> float:
+    return 1 / (1 + 10 ** ((other - own) / 400))
+
+
+def test_defaults_are_the_reference() -> None:
+    """Every variant is off by default: no games needed, no margin, no zero-sum, no floor."""
+    assert not R.uses_games_played and not R.uses_margin
+    assert R.zero_sum is False and R.rating_floor is None
+
+
+# ---------------------------------------------------------------------------- K by games played
+def test_k_by_games_follows_the_curve() -> None:
+    """mode=games: K = a / (games + b) ** c; a win at equal ratings moves K/2."""
+    rules = R.replace(k_mode="games", k_games_a=250.0, k_games_b=5.0, k_games_c=0.4)
+    result = rate(Match.single("x", "y", "a"), {}, rules, games_played={"x": 20, "y": 0})
+    k_x, k_y = 250 / 25**0.4, 250 / 5**0.4
+    assert result["x"].k == pytest.approx(k_x)
+    assert result["x"].rating_after == round(1000 + k_x / 2)
+    assert result["y"].rating_after == round(1000 - k_y / 2)
+    assert result["x"].games_played == 20
+
+
+def test_k_games_floor() -> None:
+    """The curve never goes below games_min."""
+    rules = R.replace(k_mode="games", k_games_a=100.0, k_games_b=1.0, k_games_c=1.0, k_games_min=12.0)
+    assert rules.k_games(0) == 100.0
+    assert rules.k_games(1000) == 12.0
+
+
+@pytest.mark.parametrize(
+    ("mode", "combine"),
+    [
+        ("sum", lambda t, g: t + g),
+        ("product", lambda t, g: t * g),
+        ("min", min),
+        ("max", max),
+    ],
+)
+def test_combination_modes(mode: str, combine: object) -> None:
+    """sum/product/min/max combine the tier K (40 below 1200) with the games curve."""
+    rules = R.replace(k_mode=mode, k_games_a=30.0, k_games_b=1.0, k_games_c=0.5)
+    g = 30.0 / math.sqrt(4 + 1)
+    assert rules.player_k(1000, 4) == pytest.approx(combine(40, g))  # type: ignore[operator]
+
+
+def test_new_player_multiplier() -> None:
+    """K is multiplied while a player has fewer than new_player_games games."""
+    rules = R.replace(k_new_player_games=10, k_new_player_multiplier=1.5)
+    assert rules.player_k(1000, 9) == 60.0
+    assert rules.player_k(1000, 10) == 40
+    result = rate(Match.single("x", "y", "a"), {}, rules, games_played={"x": 0, "y": 50})
+    assert result["x"].rating_after == 1030 and result["y"].rating_after == 980
+    assert "new player" in result["x"].k_reason
+
+
+def test_games_played_required_when_used() -> None:
+    """rate() refuses to guess games played when the rules need them."""
+    with pytest.raises(ValidationError) as caught:
+        rate(Match.single("x", "y", "a"), {}, R.replace(k_mode="games"))
+    assert caught.value.field == "games_played"
+
+
+def test_games_played_must_be_a_count() -> None:
+    """A negative or non-integer games count names the player."""
+    with pytest.raises(ValidationError) as caught:
+        rate(Match.single("x", "y", "a"), {}, R, games_played={"x": -1})
+    assert caught.value.field == "games_played.x"
+
+
+# ---------------------------------------------------------------------------- zero-sum
+def test_zero_sum_moves_points_between_players() -> None:
+    """Zero-sum: one shared K (mean 36 of 40 and 32), one rounded transfer, the sum is kept."""
+    rules = R.replace(zero_sum=True)
+    result = rate(Match.single("x", "y", "a"), {"x": 1100, "y": 1300}, rules)
+    transfer = round(36 * (1 - _e(1100, 1300)))
+    assert result["x"].rating_after == 1100 + transfer
+    assert result["y"].rating_after == 1300 - transfer
+    assert result["x"].k == result["y"].k == 36.0
+    assert any("zero-sum" in n for n in result["x"].notes)
+
+
+def test_zero_sum_transfer_score_uses_both_players() -> None:
+    """The transfer score is the mean of a's adjusted score and 1 - b's (loser bonus lowers it)."""
+    rules = R.replace(zero_sum=True)
+    stats_b = PlayerStats(won_by_24=2)  # loser bonus 0.1 * 0.2 = 0.02
+    result = rate(Match.single("x", "y", "a", PlayerStats(), stats_b), {}, rules)
+    s = (1.0 + (1 - 0.02)) / 2
+    assert result["x"].rating_after == 1000 + round(40 * (s - 0.5))
+    assert result["x"].delta == -result["y"].delta
+
+
+@given(
+    st.integers(0, 3000),
+    st.integers(0, 3000),
+    st.sampled_from(["a", "b", "draw"]),
+    st.integers(0, 20),
+    st.integers(0, 20),
+)
+def test_zero_sum_conserves_the_total(ra: int, rb: int, winner: str, bad_a: int, w16_b: int) -> None:
+    """Whatever the counts, K tiers and outcome, the two ratings' sum is unchanged."""
+    match = Match.single("x", "y", winner, PlayerStats(bad_moves=bad_a), PlayerStats(won_by_16=w16_b))  # type: ignore[arg-type]
+    result = rate(match, {"x": ra, "y": rb}, R.replace(zero_sum=True))
+    assert sum(c.rating_after for c in result.changes) == ra + rb
+
+
+def test_zero_sum_team_match_conserves_the_total() -> None:
+    """In a 2-vs-2 zero-sum match every member of a side moves by the same amount."""
+    match = Match(("a1", "a2"), ("b1", "b2"), "b", {})
+    ratings = {"a1": 1000, "a2": 1400, "b1": 1100, "b2": 1250}
+    result = rate(match, ratings, R.replace(zero_sum=True))
+    deltas = [c.delta for c in result.changes]
+    assert deltas[0] == deltas[1] == -deltas[2] == -deltas[3]
+    assert sum(deltas) == 0
+
+
+# ---------------------------------------------------------------------------- floor
+def test_floor_stops_a_fall() -> None:
+    """A rating that would end below the floor ends at the floor, and the note says so."""
+    result = rate(Match.single("x", "y", "a"), {"x": 1000, "y": 1000}, R.replace(rating_floor=990))
+    assert result["y"].rating_after == 990
+    assert any("floor" in n for n in result["y"].notes)
+    assert result["x"].rating_after == 1020
+
+
+# ---------------------------------------------------------------------------- margin of victory
+def test_margin_scales_k() -> None:
+    """Winner's dominance 2 (one 24er) vs 0: K x (1 + 0.5 * 2) = 2, so +-40 instead of +-20."""
+    rules = R.replace(margin_scale=0.5)
+    match = Match.single("x", "y", "a", PlayerStats(won_by_24=1), PlayerStats())
+    result = rate(match, {}, rules)
+    assert (result["x"].rating_after, result["y"].rating_after) == (1040, 960)
+    assert result["x"].k == 80.0
+
+
+def test_margin_is_clamped_and_draws_are_neutral() -> None:
+    """The multiplier is clamped to [min, max]; a draw has margin 0, so K is unchanged."""
+    rules = R.replace(margin_scale=1.0, margin_max=1.5)
+    assert rules.margin_multiplier(10.0) == 1.5
+    assert rules.margin_multiplier(-10.0) == 0.0
+    draw = rate(Match.single("x", "y", "draw", PlayerStats(won_by_16=3)), {}, rules)
+    assert draw["x"].k == 40.0
+
+
+# ---------------------------------------------------------------------------- TOML keys
+def test_variant_keys_round_trip() -> None:
+    """Every variant key survives to_toml / rules_from_toml."""
+    rules = R.replace(
+        k_mode="product",
+        k_games_a=3.5,
+        k_games_b=2.0,
+        k_games_c=0.7,
+        k_games_min=0.25,
+        k_new_player_games=12,
+        k_new_player_multiplier=1.25,
+        zero_sum=True,
+        rating_floor=800,
+        margin_scale=0.1,
+        margin_weight_16=0.5,
+        margin_weight_24=1.5,
+        margin_weight_4_and_last=-0.75,
+        margin_weight_bad_moves=-0.1,
+        margin_min=0.5,
+        margin_max=2.0,
+    )
+    assert rules_from_toml(rules.to_toml()) == rules
+    assert rules_from_toml(R.to_toml()) == R
+
+
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ("[k_factor]\nmode = 'often'", "k_factor.mode"),
+        ("[k_factor]\ngames_b = 0", "k_factor.games_b"),
+        ("[k_factor]\ngames_c = 9", "k_factor.games_c"),
+        ("[k_factor]\nnew_player_games = 1.5", "k_factor.new_player_games"),
+        ("[update]\nzero_sum = 1", "update.zero_sum"),
+        ("[update]\nfloor = 1200", "update.floor"),
+        ("[update]\nfloor = 'low'", "update.floor"),
+        ("[update]\nceiling = 1", "update.ceiling"),
+        ("[margin]\nmin = 2.0\nmax = 1.0", "margin.max"),
+        ("[margin]\nweight_16 = true", "margin.weight_16"),
+    ],
+)
+def test_bad_variant_key_is_named(toml: str, key: str) -> None:
+    """An invalid variant value or unknown key raises RulesError naming the TOML key."""
+    with pytest.raises(RulesError) as caught:
+        rules_from_toml(toml)
+    assert caught.value.field == key
+
+
+def test_every_k_mode_is_accepted() -> None:
+    """Each documented k_factor.mode reads from TOML."""
+    for mode in K_MODES:
+        assert rules_from_toml(f"[k_factor]\nmode = '{mode}'").k_mode == mode
