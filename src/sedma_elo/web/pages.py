@@ -22,9 +22,10 @@ from ..engine import PlayerChange, rate
 from ..errors import NotFoundError, SedmaEloError, ValidationError
 from ..explain import explain_result
 from ..matchjson import match_from_json
+from .cache import TimedLru
 from .chart import ChartPoint, build_chart
 from .render import player_path, render_page
-from .trends import Trend, TrendCache, trend_of
+from .trends import Trend, trend_of
 
 __all__ = ["router"]
 
@@ -116,9 +117,9 @@ def _trend(request: Request, svc: Any, version_id: Any, row: Mapping[str, Any]) 
     """The trend of a leaderboard row: the last TREND_WINDOW changes, through the app's trend cache."""
     if row["matches_played"] > TREND_SCAN:
         return None
-    cache = getattr(request.app.state, "web_trends", None)
+    cache: TimedLru[Trend | None] | None = getattr(request.app.state, "web_trends", None)
     if cache is None:
-        cache = request.app.state.web_trends = TrendCache()
+        cache = request.app.state.web_trends = TimedLru()
 
     def compute() -> Trend | None:
         try:
@@ -188,11 +189,29 @@ def _sides(body: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return list(body.get("team_a") or []), list(body.get("team_b") or [])
 
 
-def _opponents(body: Mapping[str, Any], player_id: str) -> tuple[list[str], str]:
-    """The player's opponents in a match (its JSON form) and the result from their side."""
-    team_a, team_b = _sides(body)
+def _sides_of_match(request: Request, svc: Any, match_id: str) -> tuple[list[str], list[str], str]:
+    """Side a, side b and the winner of a match, through the app's cache (they never change)."""
+    cache: TimedLru[tuple[list[str], list[str], str]] | None = getattr(request.app.state, "web_matches", None)
+    if cache is None:
+        cache = request.app.state.web_matches = TimedLru(size=50_000, ttl=3600.0)
+
+    def compute() -> tuple[list[str], list[str], str]:
+        body = _data(svc.get_match(match_id))["match"]
+        team_a, team_b = _sides(body)
+        return team_a, team_b, str(body.get("winner"))
+
+    try:
+        return cache.get(match_id, compute)
+    except NotFoundError:
+        return [], [], ""
+
+
+def _opponents(sides: tuple[list[str], list[str], str], player_id: str) -> tuple[list[str], str]:
+    """The player's opponents in a match (side a, side b, winner) and the result from their side."""
+    team_a, team_b, winner = sides
+    if not team_a and not team_b:
+        return [], ""  # the match is gone (cannot happen while the ledger keeps every match)
     side = "a" if player_id in team_a else "b"
-    winner = body.get("winner")
     result = "draw" if winner == "draw" else ("win" if winner == side else "loss")
     return (team_b if side == "a" else team_a), result
 
@@ -223,11 +242,9 @@ def player_page(
     for item in shown:
         row = dict(item)
         row["delta"] = row["rating_after"] - row["rating_before"]
-        try:
-            body = _data(svc.get_match(row["match_id"]))["match"]
-            row["opponents"], row["result"] = _opponents(body, player_id)
-        except NotFoundError:
-            row["opponents"], row["result"] = [], ""
+        row["opponents"], row["result"] = _opponents(
+            _sides_of_match(request, svc, row["match_id"]), player_id
+        )
         rows.append(row)
     base = player_path(player_id)
     return render_page(
