@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sedma_elo import REFERENCE_RULES, Match, NotFoundError, PlayerStats, Rules, rate
+from sedma_elo.explain import change_to_dict
 
 NO_STATS = PlayerStats()
 
@@ -21,41 +22,6 @@ class Page:
     items: list[dict[str, Any]]
     next_cursor: str | None
     version_id: int
-
-
-def _change(c: Any) -> dict[str, Any]:
-    s = c.score
-    return {
-        "player_id": c.player_id,
-        "side": c.side,
-        "rating_before": c.rating_before,
-        "rating_after": c.rating_after,
-        "delta": c.delta,
-        "k": c.k,
-        "k_reason": c.k_reason,
-        "team_rating": c.team_rating,
-        "opponent_rating": c.opponent_rating,
-        "expected": c.expected,
-        "change": c.change,
-        "score": {
-            "outcome": s.outcome,
-            "base": s.base,
-            "bonuses": [
-                {"kind": b.kind, "count": b.count, "per_round": b.per_round, "cap": b.cap, "value": b.value}
-                | {"capped": b.capped}
-                for b in s.bonuses
-            ],
-            "bonus_total": s.bonus_total,
-            "bonus_scale": s.bonus_scale,
-            "bonus_scaled": s.bonus_scaled,
-            "malus": {"count": s.malus.count, "per_bad_move": s.malus.per_bad_move, "cap": s.malus.cap}
-            | {"value": s.malus.value, "capped": s.malus.capped},
-            "unclamped": s.unclamped,
-            "adjusted": s.adjusted,
-            "clamp": s.clamp,
-        },
-        "sentence": f"{c.player_id} moved {c.change:+.2f}.",
-    }
 
 
 class FakeLedger:
@@ -91,7 +57,7 @@ class FakeLedger:
             "void_reason": None,
             "match": body,
             "ratings_version": {"id": 1, "label": "reference", "rules": REFERENCE_RULES.label},
-            "changes": [_change(c) for c in res.changes],
+            "changes": [change_to_dict(res, c.player_id) for c in res.changes],
         }
         for c in res.changes:
             self.ratings[c.player_id] = c.rating_after

@@ -18,10 +18,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.responses import HTMLResponse
 
-from ..engine import PlayerChange, rate
 from ..errors import NotFoundError, SedmaEloError, ValidationError
-from ..explain import explain_result
-from ..matchjson import match_from_json
 from .cache import TimedLru
 from .chart import ChartPoint, build_chart
 from .render import player_path, render_page
@@ -286,14 +283,11 @@ def match_page(request: Request, match_id: str) -> Response:
     except (NotFoundError, ValidationError):
         return _error_page(request, f"No match with the id “{match_id}”.", status_code=404)
     body = view["match"]
-    changes = [_normalized(raw) for raw in _changes_of(view)]
-    engine_sentences = (
-        {} if any(c["from_explain"] for c in changes) else _explain_sentences(svc, body, changes)
-    )
     players = []
-    for change in changes:
-        sentences = engine_sentences.get(change["player_id"]) or change["sentences"]
-        if (change["from_explain"] or change["player_id"] in engine_sentences) and sentences:
+    for raw in _changes_of(view):
+        change = _normalized(raw)
+        sentences = change["sentences"]
+        if change["from_explain"] and sentences:
             # sedma_elo.explain's first sentence is the summary ("alice won against ...: +26").
             headline, sentences = sentences[0], sentences[1:]
         else:
@@ -355,45 +349,6 @@ def _normalized(change: Mapping[str, Any]) -> dict[str, Any]:
         "delta": delta,
         "from_explain": from_explain,
     }
-
-
-def _explain_sentences(
-    svc: Any, body: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]
-) -> dict[str, list[str]]:
-    """``sedma_elo.explain``'s sentences for a match whose answer carries only numbers.
-
-    The engine re-derives the change from the service's own inputs (the match as stored, each
-    player's rating before it, the active rules); the sentences are used only when every number of
-    the derivation (K, counts, scores, new rating) equals the service's, so the words can never
-    disagree with the numbers shown. Empty when the
-    match cannot be re-derived (for example a voided match, or a match form the engine's JSON reader
-    does not take).
-    """
-    if not changes:
-        return {}
-    try:
-        match = match_from_json({k: v for k, v in body.items() if k != "played_at"})
-        rules = svc.active_version().rules
-        result = rate(match, {c["player_id"]: c["rating_before"] for c in changes}, rules)
-    except (SedmaEloError, AttributeError, KeyError, TypeError):
-        return {}
-    if {c.player_id: _fingerprint(c) for c in result.changes} != {
-        c["player_id"]: _fingerprint_of_dict(c) for c in changes
-    }:
-        return {}
-    return explain_result(result)
-
-
-def _fingerprint(change: PlayerChange) -> tuple[Any, ...]:
-    s = change.score
-    counts = tuple(t.count for t in s.bonuses)
-    return (change.k, change.rating_after, counts, s.malus.count, s.unclamped, s.adjusted)
-
-
-def _fingerprint_of_dict(change: Mapping[str, Any]) -> tuple[Any, ...]:
-    s = change["score"]
-    counts = tuple(t["count"] for t in s["bonuses"])
-    return (change["k"], change["rating_after"], counts, s["malus"]["count"], s["unclamped"], s["adjusted"])
 
 
 def _result_text(body: Mapping[str, Any]) -> str:
