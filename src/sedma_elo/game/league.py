@@ -12,16 +12,14 @@ hidden-card phase by sampling (about a hundred times slower), ``"none"`` counts 
 
 from __future__ import annotations
 
-import csv
-import gzip
-import os
 import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Literal
 
+from ..history import COLUMNS, write_matches
 from ..model import Match
 from .analysis import AnalysisConfig, Judge, analyze
 from .bots import Bot, GreedyBot, RandomBot, SamplingBot, play_match
@@ -43,22 +41,8 @@ __all__ = [
 BadMoveMode = Literal["none", "endgame", "full"]
 _JUDGE: dict[BadMoveMode, Judge] = {"none": "none", "endgame": "exact", "full": "all"}
 
-#: The project's match-history CSV columns (``/work/shared/data/README.md``; docs/game.md).
-CSV_COLUMNS = (
-    "match_id",
-    "played_at",
-    "player_a",
-    "player_b",
-    "winner",
-    "bad_moves_a",
-    "bad_moves_b",
-    "won_by_16_a",
-    "won_by_16_b",
-    "won_by_24_a",
-    "won_by_24_b",
-    "won_by_4_and_last_a",
-    "won_by_4_and_last_b",
-)
+#: The project's match-history CSV columns (``docs/replay.md``).
+CSV_COLUMNS = COLUMNS
 
 #: Player id and bot kind of every league member.
 ROSTER: tuple[tuple[str, str], ...] = (
@@ -160,45 +144,13 @@ def run_league(config: LeagueConfig, progress: Callable[[int], None] | None = No
             progress(i + 1)
 
 
-def _open_text(path: Path) -> TextIO:
-    if path.suffix == ".gz":
-        return gzip.open(path, "wt", newline="", encoding="utf-8")
-    return path.open("w", newline="", encoding="utf-8")
-
-
 def write_history_csv(path: str | Path, matches: Iterable[Match]) -> int:
     """Write two-player ``matches`` as the project's match-history CSV (gzipped when ``.gz``).
 
-    ``played_at`` is the match's date (ISO 8601), empty when it has none. Returns the number of rows
-    written. Raises ``ValueError`` for a team match.
+    Delegates to :func:`sedma_elo.history.write_matches`: everything is checked first and the file
+    is replaced atomically, so a failure never leaves a half-written history behind. Returns the
+    number of rows written.
     """
-    path = Path(path)
-    # Written aside and renamed at the end, so a failure never leaves a half-written history behind.
-    tmp = path.with_name(path.name + ".part" + path.suffix)
-    n = 0
-    try:
-        n = _write_rows(tmp, matches)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, path)
-    return n
-
-
-def _write_rows(path: Path, matches: Iterable[Match]) -> int:
-    n = 0
-    with _open_text(path) as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
-        for m in matches:
-            if len(m.team_a) != 1:
-                raise ValueError(f"match {m.match_id}: the history CSV holds two-player matches only")
-            pa, pb = m.team_a[0], m.team_b[0]
-            sa, sb = m.stats_of(pa), m.stats_of(pb)
-            when = m.played_at.date().isoformat() if m.played_at is not None else ""
-            writer.writerow(
-                [m.match_id or f"m{n + 1}", when, pa, pb, m.winner]
-                + [v for pair in zip(sa.key(), sb.key(), strict=True) for v in pair]
-            )
-            n += 1
-    return n
+    items = list(matches)
+    write_matches(path, items)
+    return len(items)

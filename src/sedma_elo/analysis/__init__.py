@@ -1,0 +1,65 @@
+"""Analysis tools: backtests against peer systems, tuning, simulation and reports.
+
+Everything here reads ratings from the engine (or the batch kernel that is tested to agree with
+it); nothing here computes Sedma ratings on its own.
+"""
+
+from .backtest import SystemResult, backtest, results_to_json
+from .forecast import Drift, Forecast, Forecaster, rating_drift, rating_quantiles
+from .metrics import (
+    CLIP,
+    CalibrationBin,
+    Metrics,
+    Split,
+    calibration_table,
+    chronological_split,
+    score_forecasts,
+)
+from .peers import (
+    FixedGlicko2Player,
+    elo,
+    glicko2_weekly,
+    openskill_pl,
+    peer_forecasters,
+    trueskill_1vs1,
+    tuned_elo,
+)
+from .sedma import calibrated, fit_logit_scale, sedma_rules
+from .simulate import League, LeagueResult, losing_well_gain, simulate_league, spearman
+from .table import MatchTable, table_from_history, table_from_matches
+
+__all__ = [
+    "CLIP",
+    "CalibrationBin",
+    "Drift",
+    "FixedGlicko2Player",
+    "Forecast",
+    "Forecaster",
+    "League",
+    "LeagueResult",
+    "MatchTable",
+    "Metrics",
+    "Split",
+    "SystemResult",
+    "backtest",
+    "calibrated",
+    "calibration_table",
+    "chronological_split",
+    "elo",
+    "fit_logit_scale",
+    "glicko2_weekly",
+    "losing_well_gain",
+    "openskill_pl",
+    "peer_forecasters",
+    "rating_drift",
+    "rating_quantiles",
+    "results_to_json",
+    "score_forecasts",
+    "sedma_rules",
+    "simulate_league",
+    "spearman",
+    "table_from_history",
+    "table_from_matches",
+    "trueskill_1vs1",
+    "tuned_elo",
+]

@@ -1,0 +1,181 @@
+"""Forecast metrics and the chronological split of a history.
+
+Conventions (the same as the published tennis figures the docs compare against):
+
+* ``p`` is the predicted probability that side a wins, made from the ratings *before* the match.
+* ``y`` is the outcome of side a: 1.0 win, 0.0 loss, 0.5 draw. Draws count as 0.5 outcomes in log
+  loss and Brier score and are left out of accuracy (a draw has no side to be right about).
+* Log loss clips ``p`` to ``[1e-15, 1 - 1e-15]`` so that one confident miss gives a large but
+  finite penalty instead of infinity.
+* Accuracy counts ``p == 0.5`` as a prediction for side a (a deterministic tie-break); it is
+  ``None`` when every scored match is a draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import ValidationError
+
+__all__ = [
+    "CLIP",
+    "CalibrationBin",
+    "Metrics",
+    "Split",
+    "calibration_table",
+    "chronological_split",
+    "score_forecasts",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Predicted probabilities are clipped to [CLIP, 1 - CLIP] inside the log loss.
+CLIP = 1e-15
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """Index ranges of a history of ``n`` matches, oldest first: ``[0, valid_start)`` is warm-up only,
+    ``[valid_start, test_start)`` the validation window (for tuning), ``[test_start, n)`` the test window.
+    """
+
+    n: int
+    valid_start: int
+    test_start: int
+
+    @property
+    def n_test(self) -> int:
+        """Number of matches in the test window."""
+        return self.n - self.test_start
+
+    @property
+    def n_valid(self) -> int:
+        """Number of matches in the validation window."""
+        return self.test_start - self.valid_start
+
+
+def chronological_split(n: int, test_fraction: float = 0.3, valid_fraction: float = 0.2) -> Split:
+    """Split ``n`` matches into warm-up, validation and test windows, in that order.
+
+    The test window is the last ``round(n * test_fraction)`` matches; the validation window the
+    ``round(n * valid_fraction)`` matches just before it. Every window that is asked for must hold at
+    least one match and the warm-up at least one, so a too short history is an error, not a NaN.
+
+    Raises:
+        ValidationError: ``test_fraction`` not in (0, 1), ``valid_fraction`` not in [0, 1), their sum
+            not below 1, or ``n`` too small for the split (field ``history``).
+    """
+    if not 0.0 < test_fraction < 1.0:
+        raise ValidationError("test_fraction", f"must be in (0, 1), got {test_fraction}")
+    if not 0.0 <= valid_fraction < 1.0:
+        raise ValidationError("valid_fraction", f"must be in [0, 1), got {valid_fraction}")
+    if test_fraction + valid_fraction >= 1.0:
+        raise ValidationError(
+            "valid_fraction",
+            f"test_fraction + valid_fraction must be below 1, got {test_fraction + valid_fraction}",
+        )
+    n_test = round(n * test_fraction)
+    n_valid = round(n * valid_fraction)
+    test_start = n - n_test
+    valid_start = test_start - n_valid
+    if n_test < 1 or (valid_fraction > 0 and n_valid < 1) or valid_start < 1:
+        raise ValidationError(
+            "history",
+            f"{n} matches are too few for a {test_fraction:.0%} test window"
+            + (f" and a {valid_fraction:.0%} validation window" if valid_fraction > 0 else "")
+            + " with at least one match in each and one warm-up match before them",
+        )
+    return Split(n, valid_start, test_start)
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationBin:
+    """One bin of the calibration table: forecasts with ``low <= p < high`` (the last bin includes 1)."""
+
+    low: float
+    high: float
+    count: int
+    mean_predicted: float
+    mean_observed: float
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Scores of probability forecasts; see the module docstring for the conventions."""
+
+    n_test: int
+    n_draws: int
+    log_loss: float
+    brier: float
+    accuracy: float | None
+    calibration: tuple[CalibrationBin, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping (the calibration table as a list of objects)."""
+        out = asdict(self)
+        out["calibration"] = [asdict(b) for b in self.calibration]
+        return out
+
+
+def _check(p: FloatArray, y: FloatArray) -> None:
+    if p.shape != y.shape or p.ndim != 1:
+        raise ValidationError(
+            "p", f"must be a 1-d array shaped like the outcomes, got {p.shape} vs {y.shape}"
+        )
+    if p.size == 0:
+        raise ValidationError("history", "no matches to score")
+    if not np.all(np.isfinite(p)) or np.any((p < 0.0) | (p > 1.0)):
+        raise ValidationError("p", "every forecast must be a probability in [0, 1]")
+    if np.any((y != 0.0) & (y != 0.5) & (y != 1.0)):
+        raise ValidationError("y", "every outcome must be 0, 0.5 or 1")
+
+
+def calibration_table(p: FloatArray, y: FloatArray, bins: int = 10) -> tuple[CalibrationBin, ...]:
+    """Equal-width bins of the forecast ``p`` with the mean forecast and the mean outcome in each.
+
+    Empty bins are left out.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    _check(p, y)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    which = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, bins - 1)
+    counts = np.bincount(which, minlength=bins)
+    sum_p = np.bincount(which, weights=p, minlength=bins)
+    sum_y = np.bincount(which, weights=y, minlength=bins)
+    return tuple(
+        CalibrationBin(
+            float(edges[i]), float(edges[i + 1]), int(counts[i]), sum_p[i] / counts[i], sum_y[i] / counts[i]
+        )
+        for i in range(bins)
+        if counts[i] > 0
+    )
+
+
+def score_forecasts(p: npt.ArrayLike, y: npt.ArrayLike, *, bins: int = 10) -> Metrics:
+    """Log loss, Brier score, accuracy and calibration of forecasts ``p`` against outcomes ``y``.
+
+    Raises:
+        ValidationError: empty input, shapes that differ, a forecast outside [0, 1] or an outcome
+            other than 0, 0.5 or 1.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    _check(p, y)
+    q = np.clip(p, CLIP, 1.0 - CLIP)
+    log_loss = float(-np.mean(y * np.log(q) + (1.0 - y) * np.log1p(-q)))
+    brier = float(np.mean((p - y) ** 2))
+    decided = y != 0.5
+    n_decided = int(decided.sum())
+    if n_decided:
+        correct = (p[decided] >= 0.5) == (y[decided] == 1.0)
+        accuracy = float(correct.mean())
+    else:
+        accuracy = None
+    return Metrics(
+        int(p.size), int(p.size - n_decided), log_loss, brier, accuracy, calibration_table(p, y, bins)
+    )

@@ -1,0 +1,364 @@
+"""Tuning a rule set's coefficients for forecast quality, honestly.
+
+The objective is the log loss of the rule set's plain expected score on the *validation* window
+(by default the 20% of matches just before the last 30%). The tuner replays only the matches
+before the test window, so the test window cannot influence any trial; it is scored once, after
+the search, by the caller.
+
+The search space (:func:`search_space`) is bounded and listed in ``docs/analysis.md``. Optuna's
+TPE sampler with a fixed seed makes a single-process search reproducible; ``jobs > 1`` runs
+trials in that many worker processes sharing one study, and an optuna RDB ``storage`` URL lets
+several commands on several machines share one study (in both cases the order of trials, and so
+the result, depends on timing).
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.storages import JournalStorage
+from optuna.storages.journal import JournalFileBackend
+
+from ..errors import SedmaEloError, ValidationError
+from ..rules import REFERENCE_RULES, BonusRule, KTier, Rules
+from .forecast import Forecaster
+from .metrics import Split, score_forecasts
+from .sedma import sedma_rules
+from .table import MatchTable
+
+__all__ = ["Param", "TuneResult", "rules_from_params", "search_space", "tune_rules", "validation_loss"]
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One tuned coefficient: name and bounds, on a log scale, as an int, or among ``choices``."""
+
+    name: str
+    low: float = 0.0
+    high: float = 0.0
+    log: bool = False
+    integer: bool = False
+    choices: tuple[str, ...] = ()
+
+
+def search_space() -> tuple[Param, ...]:
+    """The bounded search space over the rules' coefficients (documented in ``docs/analysis.md``).
+
+    * K: the rating tiers (the K of each tier and the boundaries relative to the initial rating),
+      the games-played curve ``a / (games + b) ** c`` floored at ``games_min``, how the two are
+      combined (``k_mode``), and a multiplier for a player's first games.
+    * Score: the bonus per round and cap of each kind, the share a loser keeps, the malus per bad
+      move and its cap, and the highest adjusted score (above 1 lets a dominant win count more).
+    * Margin of victory: K multiplied by ``clamp(1 + scale * (D_winner - D_loser), 0, max)`` with
+      the weights of 16ers, 24ers, 4-and-last wins and bad moves in the dominance ``D``.
+    """
+    return (
+        Param("initial_rating", 1000, 1500, integer=True),
+        Param("k_mode", choices=("rating", "games", "min", "max")),
+        Param("k_new", 16, 80, integer=True),
+        Param("k_mid", 12, 64, integer=True),
+        Param("k_high", 8, 48, integer=True),
+        Param("k_top", 4, 40, integer=True),
+        Param("tier_1_offset", -200, 400, integer=True),
+        Param("tier_2_width", 50, 800, integer=True),
+        Param("tier_3_width", 50, 800, integer=True),
+        Param("k_games_a", 50.0, 800.0, log=True),
+        Param("k_games_b", 1.0, 50.0, log=True),
+        Param("k_games_c", 0.1, 0.8),
+        Param("k_games_min", 0.0, 30.0),
+        Param("k_new_player_games", 0, 30, integer=True),
+        Param("k_new_player_multiplier", 1.0, 3.0),
+        Param("per_16", 0.0, 0.2),
+        Param("per_24", 0.0, 0.3),
+        Param("per_4_and_last", 0.0, 0.1),
+        Param("max_16", 0.0, 0.5),
+        Param("max_24", 0.0, 0.5),
+        Param("max_4_and_last", 0.0, 0.5),
+        Param("loser_scale", 0.0, 1.0),
+        Param("malus_per_bad_move", 0.0, 0.03),
+        Param("malus_cap", 0.0, 0.3),
+        Param("score_max", 1.0, 1.5),
+        Param("margin_scale", 0.0, 0.3),
+        Param("margin_weight_16", 0.0, 2.0),
+        Param("margin_weight_24", 0.0, 3.0),
+        Param("margin_weight_4_and_last", -2.0, 1.0),
+        Param("margin_weight_bad_moves", -0.5, 0.5),
+        Param("margin_max", 1.0, 3.0),
+    )
+
+
+#: Search-space names that are Rules attributes of the same name.
+_DIRECT = (
+    "k_mode",
+    "k_games_a",
+    "k_games_b",
+    "k_games_c",
+    "k_games_min",
+    "k_new_player_games",
+    "k_new_player_multiplier",
+    "malus_per_bad_move",
+    "malus_cap",
+    "score_max",
+    "margin_scale",
+    "margin_weight_16",
+    "margin_weight_24",
+    "margin_weight_4_and_last",
+    "margin_weight_bad_moves",
+    "margin_max",
+)
+
+
+def rules_from_params(
+    params: Mapping[str, float | str], base: Rules = REFERENCE_RULES, name: str = "tuned"
+) -> Rules:
+    """The rule set a point of :func:`search_space` stands for (missing keys keep ``base``'s values).
+
+    Raises:
+        RulesError: the point gives invalid rules (cannot happen inside the bounds).
+    """
+    num = {k: v for k, v in params.items() if not isinstance(v, str)}
+    init = int(num.get("initial_rating", base.initial_rating))
+    changes: dict[str, Any] = {"name": name, "initial_rating": init}
+    if "k_new" in num:
+        b1 = init + int(num["tier_1_offset"])
+        b2 = b1 + int(num["tier_2_width"])
+        b3 = b2 + int(num["tier_3_width"])
+        changes["k_tiers"] = (
+            KTier(b1, int(num["k_new"])),
+            KTier(b2, int(num["k_mid"])),
+            KTier(b3, int(num["k_high"])),
+        )
+        changes["k_top"] = int(num["k_top"])
+    for kind, attr in (("16", "bonus_16"), ("24", "bonus_24"), ("4_and_last", "bonus_4_and_last")):
+        old: BonusRule = getattr(base, attr)
+        per = float(num.get(f"per_{kind}", old.per_round))
+        cap = float(num.get(f"max_{kind}", old.cap))
+        changes[attr] = BonusRule(per, cap)
+    if "loser_scale" in num:
+        changes["loser_bonus_scale"] = float(num["loser_scale"])
+    for key in _DIRECT:
+        if key in params:
+            value = params[key]
+            changes[key] = value if isinstance(value, str) else type(getattr(base, key))(value)
+    return base.replace(**changes)
+
+
+def validation_loss(
+    table: MatchTable, split: Split, rules: Rules, forecaster: Callable[[Rules], Forecaster] = sedma_rules
+) -> float:
+    """Log loss of ``rules`` on the validation window, replaying only the matches before the test window."""
+    head = table.head(split.test_start)
+    fc = forecaster(rules)(head, split)
+    window = slice(split.valid_start, split.test_start)
+    return score_forecasts(fc.p[window], head.y[window]).log_loss
+
+
+@dataclass(frozen=True, slots=True)
+class TuneResult:
+    """The best trial of a search.
+
+    Attributes:
+        rules: the best rule set found.
+        valid_log_loss: its log loss on the validation window.
+        trials: number of finished trials in the study.
+        params: the best point of the search space.
+    """
+
+    rules: Rules
+    valid_log_loss: float
+    trials: int
+    params: Mapping[str, float | str]
+
+
+def tune_rules(
+    table: MatchTable,
+    split: Split,
+    *,
+    trials: int = 100,
+    jobs: int = 1,
+    seed: int = 0,
+    storage: str | None = None,
+    study_name: str = "sedma-elo-tune",
+    name: str = "tuned",
+    space: Sequence[Param] | None = None,
+    base: Rules = REFERENCE_RULES,
+    forecaster: Callable[[Rules], Forecaster] = sedma_rules,
+    on_trial: Callable[[int, float, float], None] | None = None,
+) -> TuneResult:
+    """Search ``space`` with optuna TPE for the rules with the lowest validation log loss.
+
+    The reference rules (``base``) are always the first trial, so the result is never worse on
+    the validation window than where the search started. ``on_trial(number, value, best)`` is
+    called after each trial (for a progress display); ``name`` names the tuned rules.
+
+    Raises:
+        ValidationError: the split has no validation window, or ``trials``/``jobs`` below 1.
+        SedmaEloError: a worker process failed (``jobs > 1``; its error is on its stderr).
+    """
+    if split.n_valid < 1:
+        raise ValidationError("valid_fraction", "tuning needs a validation window (a fraction above 0)")
+    if trials < 1:
+        raise ValidationError("trials", f"must be at least 1, got {trials}")
+    if jobs < 1:
+        raise ValidationError("jobs", f"must be at least 1, got {jobs}")
+    space = tuple(space if space is not None else search_space())
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    journal = None
+    if jobs > 1 and storage is None:
+        # worker processes need a storage they can share: a journal file in a private directory
+        journal = str(Path(tempfile.mkdtemp(prefix="sedma-elo-tune-")) / "journal.log")
+    study = optuna.create_study(
+        direction="minimize",
+        sampler=optuna.samplers.TPESampler(seed=seed),
+        storage=_open_storage(storage, journal),
+        study_name=study_name,
+        load_if_exists=storage is not None,
+    )
+    if not study.trials:
+        study.enqueue_trial(_params_of(base, space), skip_if_exists=True)
+
+    def objective(trial: optuna.Trial) -> float:
+        params: dict[str, float | str] = {}
+        for p in space:
+            if p.choices:
+                params[p.name] = trial.suggest_categorical(p.name, p.choices)
+            elif p.integer:
+                params[p.name] = trial.suggest_int(p.name, int(p.low), int(p.high), log=p.log)
+            else:
+                params[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
+        rules = rules_from_params(params, base)
+        loss = validation_loss(table, split, rules, forecaster)
+        return loss if math.isfinite(loss) else float("inf")
+
+    def callback(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+        if on_trial is not None and trial.value is not None:
+            on_trial(trial.number, trial.value, study.best_value)
+
+    try:
+        if jobs == 1:
+            study.optimize(objective, n_trials=trials, callbacks=[callback])
+        else:
+            _optimize_in_processes(study, storage, journal, seed, objective, trials, jobs, on_trial)
+        best = study.best_trial
+        value = float(study.best_value)
+        count = len(study.trials)
+    finally:
+        if journal is not None:
+            shutil.rmtree(Path(journal).parent, ignore_errors=True)
+    note = f"Tuned by sedma-elo tune: validation log loss {value:.5f} over {count} trials."
+    rules = rules_from_params(best.params, base, name).replace(description=note)
+    return TuneResult(rules, value, count, dict(best.params))
+
+
+def _open_storage(storage: str | None, journal: str | None) -> str | optuna.storages.BaseStorage | None:
+    if journal is not None:
+        return JournalStorage(JournalFileBackend(journal))
+    return storage
+
+
+def _worker(
+    storage: str | None,
+    journal: str | None,
+    study_name: str,
+    seed: int,
+    objective: Callable[[optuna.Trial], float],
+    trials: int,
+) -> None:
+    """Body of one worker process: open the shared study with its own sampler seed and run trials."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    shared = _open_storage(storage, journal)
+    assert shared is not None  # workers only run with a storage they can share
+    study = optuna.load_study(
+        study_name=study_name,
+        storage=shared,
+        sampler=optuna.samplers.TPESampler(seed=seed),
+    )
+    study.optimize(objective, n_trials=trials)
+
+
+def _optimize_in_processes(
+    study: optuna.Study,
+    storage: str | None,
+    journal: str | None,
+    seed: int,
+    objective: Callable[[optuna.Trial], float],
+    trials: int,
+    jobs: int,
+    on_trial: Callable[[int, float, float], None] | None,
+) -> None:
+    """Run ``trials`` trials in ``jobs`` forked processes that share ``study`` through its storage.
+
+    Fork (not spawn) so that each worker inherits the loaded history instead of pickling it. The
+    parent only watches the storage and reports finished trials.
+    """
+    ctx = multiprocessing.get_context("fork")
+    shares = [trials // jobs + (1 if i < trials % jobs else 0) for i in range(jobs)]
+    procs = [
+        ctx.Process(target=_worker, args=(storage, journal, study.study_name, seed + 1 + i, objective, n))
+        for i, n in enumerate(shares)
+        if n > 0
+    ]
+    for proc in procs:
+        proc.start()
+    seen: set[int] = set()
+    while True:
+        running = any(proc.is_alive() for proc in procs)
+        done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+        for trial in sorted(done, key=lambda t: t.number):
+            if trial.number not in seen and trial.value is not None:
+                seen.add(trial.number)
+                if on_trial is not None:
+                    on_trial(trial.number, trial.value, study.best_value)
+        if not running:
+            break
+        time.sleep(0.2)
+    failed = [proc.exitcode for proc in procs if proc.exitcode != 0]
+    if failed:
+        raise SedmaEloError(f"{len(failed)} tuning worker process(es) failed (exit codes {failed})")
+
+
+def _params_of(rules: Rules, space: Sequence[Param]) -> dict[str, float | str]:
+    """The point of ``space`` closest to ``rules`` (used to enqueue the starting rules)."""
+    init = rules.initial_rating
+    known: dict[str, float | str] = {"initial_rating": init, "k_top": rules.k_top}
+    if len(rules.k_tiers) == 3:
+        t1, t2, t3 = rules.k_tiers
+        known |= {
+            "k_new": t1.k,
+            "k_mid": t2.k,
+            "k_high": t3.k,
+            "tier_1_offset": t1.below - init,
+            "tier_2_width": t2.below - t1.below,
+            "tier_3_width": t3.below - t2.below,
+        }
+    known |= {
+        "per_16": rules.bonus_16.per_round,
+        "per_24": rules.bonus_24.per_round,
+        "per_4_and_last": rules.bonus_4_and_last.per_round,
+        "max_16": rules.bonus_16.cap,
+        "max_24": rules.bonus_24.cap,
+        "max_4_and_last": rules.bonus_4_and_last.cap,
+        "loser_scale": rules.loser_bonus_scale,
+    }
+    known |= {key: getattr(rules, key) for key in _DIRECT}
+    out: dict[str, float | str] = {}
+    for p in space:
+        if p.name not in known:
+            continue
+        value = known[p.name]
+        if p.choices:
+            if value in p.choices:
+                out[p.name] = value
+        elif not isinstance(value, str):
+            value = min(max(float(value), p.low), p.high)
+            out[p.name] = round(value) if p.integer else value
+    return out

@@ -1,0 +1,353 @@
+"""Analysis commands: ``backtest``, ``tune``, ``simulate`` and ``report``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..analysis import (
+    League,
+    MatchTable,
+    Split,
+    SystemResult,
+    backtest,
+    calibrated,
+    chronological_split,
+    peer_forecasters,
+    rating_quantiles,
+    results_to_json,
+    score_forecasts,
+    sedma_rules,
+    simulate_league,
+    table_from_history,
+)
+from ..analysis.plots import calibration_png, distribution_png
+from ..analysis.report import render_report
+from ..analysis.tune import tune_rules
+from ..errors import SedmaEloError, ValidationError
+from ..history import load_history
+from ..rules import REFERENCE_RULES, Rules, load_rules
+from . import app
+
+console = Console()
+err_console = Console(stderr=True)
+
+HistoryArg = Annotated[
+    Path, typer.Argument(help="Match-history file (CSV, gzipped or not, or JSON Lines), oldest match first.")
+]
+RulesOpt = Annotated[
+    Path | None,
+    typer.Option("--rules", help="Rules TOML file (default: the reference rules of the seed post)."),
+]
+TestOpt = Annotated[
+    float, typer.Option("--test-fraction", help="Share of the last matches scored (test window).")
+]
+ValidOpt = Annotated[
+    float,
+    typer.Option("--valid-fraction", help="Share of matches just before the test window used for tuning."),
+]
+LimitOpt = Annotated[
+    int | None,
+    typer.Option("--limit", help="Use only the first N matches of the file (quick looks; not for results)."),
+]
+SkipOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-bad", help="Leave out bad rows (each reported on stderr) instead of stopping at the first."
+    ),
+]
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Turn the project's errors into a one-line message and exit status 2."""
+    try:
+        yield
+    except SedmaEloError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def _load(path: Path, skip_bad: bool, limit: int | None) -> MatchTable:
+    arrays, errors = load_history(path, skip_bad=skip_bad)
+    for e in errors:
+        err_console.print(f"skipped: {e}", highlight=False)
+    if limit is not None:
+        if limit < 1:
+            raise ValidationError("limit", f"must be at least 1, got {limit}")
+        table = table_from_history(arrays)
+        return table.head(min(limit, len(table)))
+    return table_from_history(arrays)
+
+
+def _metrics_table(results: list[SystemResult], split: Split) -> Table:
+    t = Table(title=f"Test window: last {split.n_test} of {split.n} matches")
+    for col in ("system", "log loss", "Brier", "accuracy", "valid log loss", "seconds"):
+        t.add_column(col, justify="left" if col == "system" else "right")
+    for r in results:
+        acc = "-" if r.test.accuracy is None else f"{r.test.accuracy:.4f}"
+        valid = "-" if r.valid is None else f"{r.valid.log_loss:.4f}"
+        t.add_row(r.system, f"{r.test.log_loss:.4f}", f"{r.test.brier:.4f}", acc, valid, f"{r.seconds:.1f}")
+    return t
+
+
+def _print_details(result: SystemResult) -> None:
+    cal = Table(title=f"Calibration on the test window: {result.system}")
+    for col in ("forecast bin", "matches", "mean forecast", "observed"):
+        cal.add_column(col, justify="right")
+    for b in result.test.calibration:
+        cal.add_row(
+            f"[{b.low:.1f}, {b.high:.1f})", str(b.count), f"{b.mean_predicted:.3f}", f"{b.mean_observed:.3f}"
+        )
+    console.print(cal)
+    d = result.drift
+    if d is not None:
+        console.print(
+            f"Rating drift over the test window: mean {d.mean_start:.1f} -> {d.mean_end:.1f} "
+            f"({d.players_start} -> {d.players_end} players); at the end {d.above_initial} players are above "
+            f"and {d.below_initial} below the initial rating; of those rated at the start, {d.gained} ended "
+            f"higher and {d.lost} lower."
+        )
+
+
+@app.command("backtest")
+def backtest_command(
+    history: HistoryArg,
+    rules: RulesOpt = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of tables.")
+    ] = False,
+    compare: Annotated[
+        bool,
+        typer.Option("--compare", help="Also run plain Elo, tuned Elo, Glicko-2, TrueSkill and OpenSkill."),
+    ] = False,
+    tune_peers: Annotated[
+        bool,
+        typer.Option(
+            "--tune-peers", help="With --compare, also tune Glicko-2/TrueSkill/OpenSkill dynamics (slow)."
+        ),
+    ] = False,
+    calibrate: Annotated[
+        bool,
+        typer.Option(
+            "--calibrate", help="Also report the rules with a logit scale fitted on the validation window."
+        ),
+    ] = False,
+    test_fraction: TestOpt = 0.3,
+    valid_fraction: ValidOpt = 0.2,
+    limit: LimitOpt = None,
+    skip_bad: SkipOpt = False,
+    plots: Annotated[
+        Path | None, typer.Option("--plots", help="Directory to write calibration.png and ratings.png into.")
+    ] = None,
+    save: Annotated[
+        Path | None, typer.Option("--save", help="Write the run as JSON (input of `report`).")
+    ] = None,
+) -> None:
+    """Chronological backtest: predict each match from the ratings before it, score the last 30%."""
+    with _errors():
+        the_rules = load_rules(rules)
+        table = _load(history, skip_bad, limit)
+        split = chronological_split(len(table), test_fraction, valid_fraction)
+        forecasters = [sedma_rules(the_rules)]
+        if calibrate:
+            forecasters.append(calibrated(sedma_rules(the_rules)))
+        if compare:
+            forecasters.extend(peer_forecasters(tune=tune_peers))
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err_console,
+            disable=json_out or not sys.stderr.isatty(),
+        ) as bar:
+            task = bar.add_task("systems", total=len(forecasters))
+            results = backtest(table, forecasters, split, progress=lambda i: bar.update(task, completed=i))
+            bar.update(task, completed=len(forecasters))
+        run: dict[str, Any] = {"kind": "backtest", "history": str(history), **results_to_json(results, split)}
+        if save is not None or plots is not None:
+            run["timeline"] = rating_quantiles(table, results[0].forecast)
+        if save is not None:
+            save.write_text(json.dumps(run, indent=1), encoding="utf-8")
+        if plots is not None:
+            plots.mkdir(parents=True, exist_ok=True)
+            (plots / "calibration.png").write_bytes(calibration_png(run["systems"]))
+            if run["timeline"]:
+                (plots / "ratings.png").write_bytes(
+                    distribution_png(run["timeline"], f"Ratings: {results[0].system}")
+                )
+        if json_out:
+            run.pop("timeline", None)
+            print(json.dumps(run))
+            return
+        console.print(_metrics_table(results, split))
+        _print_details(results[0])
+
+
+@app.command("tune")
+def tune_command(
+    history: HistoryArg,
+    out: Annotated[Path, typer.Option("--out", help="Where to write the tuned rules (TOML).")],
+    rules: Annotated[
+        Path | None,
+        typer.Option("--rules", help="Starting rules (default: reference); unsearched values come from it."),
+    ] = None,
+    trials: Annotated[
+        int, typer.Option("--trials", help="Number of optuna trials to run (in this process).")
+    ] = 100,
+    jobs: Annotated[
+        int, typer.Option("--jobs", help="Worker processes running trials at once (one study).")
+    ] = 1,
+    storage: Annotated[
+        str | None,
+        typer.Option(
+            "--storage", help="Optuna RDB URL shared by several processes, e.g. postgresql+psycopg://..."
+        ),
+    ] = None,
+    study_name: Annotated[
+        str, typer.Option("--study-name", help="Study name inside --storage.")
+    ] = "sedma-elo-tune",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the TPE sampler.")] = 0,
+    name: Annotated[str, typer.Option("--name", help="Name written into the tuned rules file.")] = "tuned",
+    test_fraction: TestOpt = 0.3,
+    valid_fraction: ValidOpt = 0.2,
+    limit: LimitOpt = None,
+    skip_bad: SkipOpt = False,
+) -> None:
+    """Search the rules' coefficients for the lowest log loss on the validation window (optuna TPE).
+
+    The test window is never seen by the search; it is scored once, after it, for the starting
+    and the tuned rules.
+    """
+    with _errors():
+        base = load_rules(rules)
+        table = _load(history, skip_bad, limit)
+        split = chronological_split(len(table), test_fraction, valid_fraction)
+        with Progress(
+            TextColumn("trial"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("best {task.fields[best]}"),
+            TimeElapsedColumn(),
+            console=err_console,
+        ) as bar:
+            task = bar.add_task("tune", total=trials, best="-")
+
+            def on_trial(number: int, value: float, best: float) -> None:
+                bar.update(task, advance=1, best=f"{best:.5f}")
+
+            result = tune_rules(
+                table,
+                split,
+                trials=trials,
+                jobs=jobs,
+                seed=seed,
+                storage=storage,
+                study_name=study_name,
+                base=base,
+                name=name,
+                on_trial=on_trial,
+            )
+        result.rules.save(out)
+        console.print(f"best of {result.trials} trials: validation log loss {result.valid_log_loss:.5f}")
+        for key, value in sorted(result.params.items()):
+            console.print(f"  {key} = {value:.6g}" if isinstance(value, float) else f"  {key} = {value}")
+        console.print(f"wrote {out}")
+        test = slice(split.test_start, split.n)
+        for label, r in (("starting rules", base), ("tuned rules", result.rules)):
+            fc = sedma_rules(r)(table, split)
+            m = score_forecasts(fc.p[test], table.y[test])
+            acc = "-" if m.accuracy is None else f"{m.accuracy:.4f}"
+            console.print(
+                f"test window ({split.n_test} matches), {label}: log loss {m.log_loss:.5f}, accuracy {acc}"
+            )
+
+
+@app.command("simulate")
+def simulate_command(
+    rules: Annotated[
+        list[Path] | None,
+        typer.Option("--rules", help="A variant rules file to compare with the reference (repeatable)."),
+    ] = None,
+    players: Annotated[int, typer.Option("--players", help="Players in the league.")] = 200,
+    founders: Annotated[
+        int, typer.Option("--founders", help="Players there from the start; the rest join later.")
+    ] = 150,
+    matches: Annotated[int, typer.Option("--matches", help="Matches to play.")] = 20_000,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed of the league.")] = 7,
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", help="Convergence tolerance in rating points.")
+    ] = 50.0,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of a table.")
+    ] = False,
+    save: Annotated[
+        Path | None, typer.Option("--save", help="Write the run as JSON (input of `report`).")
+    ] = None,
+) -> None:
+    """Simulate a league with hidden skills and measure each rule set: ranking, inflation, convergence."""
+    with _errors():
+        league = League(players=players, founders=founders, matches=matches, seed=seed)
+        rule_sets: list[Rules] = [REFERENCE_RULES, *(load_rules(p) for p in rules or [])]
+        results = [simulate_league(league, r, tolerance=tolerance) for r in rule_sets]
+        run: dict[str, Any] = {"kind": "simulate", "league": asdict(league)}
+        run["results"] = [r.to_dict() for r in results]
+        if save is not None:
+            save.write_text(json.dumps(run, indent=1), encoding="utf-8")
+        if json_out:
+            print(json.dumps(run))
+            return
+        t = Table(title=f"Simulated league: {players} players, {matches} matches, seed {seed}")
+        for col in (
+            "rules",
+            "Spearman",
+            "pts/100k",
+            "mean drift/100k",
+            "converge med",
+            "p90",
+            "losing well",
+            "win",
+        ):
+            t.add_column(col, justify="left" if col == "rules" else "right")
+        for r in results:
+            t.add_row(
+                r.rules,
+                f"{r.spearman:.3f}",
+                f"{r.points_per_100k:.0f}",
+                f"{r.mean_drift_per_100k:.1f}",
+                f"{r.convergence_median:.0f}",
+                f"{r.convergence_p90:.0f}",
+                f"+{r.losing_well}",
+                f"+{r.win_gain}",
+            )
+        console.print(t)
+
+
+@app.command("report")
+def report_command(
+    runs: Annotated[
+        list[Path], typer.Argument(help="Runs saved by `backtest --save` and `simulate --save`.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="The HTML file to write.")] = Path("report.html"),
+) -> None:
+    """Write one self-contained HTML page (tables and embedded plots) from saved runs."""
+    with _errors():
+        loaded = []
+        for path in runs:
+            try:
+                loaded.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise ValidationError("runs", f"cannot read {path}: {exc}") from exc
+        out.write_text(render_report(loaded), encoding="utf-8")
+        console.print(f"wrote {out}")

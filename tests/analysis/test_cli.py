@@ -1,0 +1,99 @@
+"""The analysis commands end to end on a small file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sedma_elo.cli import app
+from sedma_elo.history import write_matches
+
+from .conftest import synthetic_matches
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("h") / "history.csv"
+    write_matches(path, synthetic_matches(20, 300))
+    return str(path)
+
+
+def test_backtest_json(history: str) -> None:
+    """--json prints one object with log_loss, brier, accuracy and n_test (90 = 30% of 300)."""
+    result = runner.invoke(app, ["backtest", history, "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["n_test"] == 90
+    assert 0 < out["log_loss"] < 1 and 0 <= out["accuracy"] <= 1 and 0 < out["brier"] < 1
+
+
+def test_backtest_compare_table(history: str) -> None:
+    """--compare lists every peer system in one table."""
+    result = runner.invoke(app, ["backtest", history, "--compare"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for name in ("elo(k=32)", "glicko-2", "trueskill", "openskill"):
+        assert name in result.stdout
+
+
+def test_backtest_too_short_history(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Two matches cannot be split: a clear error and exit status 2, no traceback."""
+    path = tmp_path / "tiny.csv"
+    write_matches(path, synthetic_matches(5, 2))
+    result = runner.invoke(app, ["backtest", str(path)])
+    assert result.exit_code == 2
+    assert "too few" in result.stderr
+
+
+def test_backtest_bad_row_named(tmp_path, history: str) -> None:  # type: ignore[no-untyped-def]
+    """A bad count in the file is reported with its line and field."""
+    lines = Path(history).read_text(encoding="utf-8").splitlines()
+    fields = lines[3].split(",")
+    fields[5] = "-1"
+    lines[3] = ",".join(fields)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["backtest", str(bad)])
+    assert result.exit_code == 2
+    assert "line 4" in result.stderr and "bad_moves_a" in result.stderr
+
+
+def test_tune_writes_loadable_rules(tmp_path, history: str) -> None:  # type: ignore[no-untyped-def]
+    """tune --out writes a rules file that backtest --rules accepts."""
+    out = tmp_path / "tuned.toml"
+    result = runner.invoke(app, ["tune", history, "--out", str(out), "--trials", "2"])
+    assert result.exit_code == 0, result.output
+    assert "validation log loss" in result.stdout
+    again = runner.invoke(app, ["backtest", history, "--rules", str(out), "--json"])
+    assert again.exit_code == 0
+    assert json.loads(again.stdout)["system"].startswith("sedma tuned@")
+
+
+def test_simulate_and_report(tmp_path, history: str) -> None:  # type: ignore[no-untyped-def]
+    """simulate --save and backtest --save feed report, which writes one HTML file."""
+    sim, bt, page = tmp_path / "sim.json", tmp_path / "bt.json", tmp_path / "r.html"
+    assert (
+        runner.invoke(
+            app, ["simulate", "--players", "12", "--founders", "8", "--matches", "300", "--save", str(sim)]
+        ).exit_code
+        == 0
+    )
+    assert runner.invoke(app, ["backtest", history, "--save", str(bt)]).exit_code == 0
+    result = runner.invoke(app, ["report", str(bt), str(sim), "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    assert "Simulated league" in page.read_text(encoding="utf-8")
+
+
+def test_backtest_empty_history(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A file with only the header is a clear error naming the history, exit status 2."""
+    from sedma_elo.history import COLUMNS
+
+    path = tmp_path / "empty.csv"
+    path.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["backtest", str(path), "--json"])
+    assert result.exit_code == 2
+    assert "history: is empty" in result.stderr

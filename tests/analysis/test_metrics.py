@@ -1,0 +1,114 @@
+"""Forecast metrics and the chronological split."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sedma_elo.analysis.metrics import calibration_table, chronological_split, score_forecasts
+from sedma_elo.errors import ValidationError
+
+
+def test_log_loss_by_hand() -> None:
+    """Log loss is the mean negative log-likelihood of the outcomes."""
+    m = score_forecasts([0.8, 0.3], [1.0, 1.0])
+    assert m.log_loss == pytest.approx(-(math.log(0.8) + math.log(0.3)) / 2)
+
+
+def test_draw_counts_half_in_log_loss_and_brier() -> None:
+    """A draw is a 0.5 outcome: log loss -(ln p + ln(1-p))/2, Brier (p - 0.5)^2."""
+    m = score_forecasts([0.7], [0.5])
+    assert m.log_loss == pytest.approx(-(math.log(0.7) + math.log(0.3)) / 2)
+    assert m.brier == pytest.approx(0.04)
+
+
+def test_draws_excluded_from_accuracy() -> None:
+    """Accuracy is over decided matches only; n_draws counts the rest."""
+    m = score_forecasts([0.9, 0.2, 0.6, 0.6], [1.0, 1.0, 0.5, 0.5])
+    assert m.accuracy == 0.5
+    assert m.n_draws == 2
+    assert m.n_test == 4
+
+
+def test_accuracy_none_when_all_draws() -> None:
+    """With only draws there is no accuracy to report (None, not NaN)."""
+    assert score_forecasts([0.6], [0.5]).accuracy is None
+
+
+def test_log_loss_clips_certain_misses() -> None:
+    """A forecast of exactly 0 for a win costs -ln(1e-15), not infinity."""
+    m = score_forecasts([0.0], [1.0])
+    assert m.log_loss == pytest.approx(-math.log(1e-15))
+
+
+def test_brier_by_hand() -> None:
+    """Brier score is the mean squared error of the probability."""
+    assert score_forecasts([0.8, 0.4], [1.0, 0.0]).brier == pytest.approx((0.04 + 0.16) / 2)
+
+
+def test_calibration_bins_by_hand() -> None:
+    """Each bin holds the mean forecast and mean outcome of the forecasts that fall in it."""
+    table = calibration_table(np.array([0.05, 0.15, 0.12, 1.0]), np.array([0.0, 1.0, 0.0, 1.0]), bins=10)
+    assert [(b.low, b.count) for b in table] == [(0.0, 1), (pytest.approx(0.1), 2), (pytest.approx(0.9), 1)]
+    assert table[1].mean_predicted == pytest.approx(0.135)
+    assert table[1].mean_observed == 0.5
+
+
+def test_empty_forecasts_are_an_error() -> None:
+    """No matches to score is a ValidationError, not a NaN."""
+    with pytest.raises(ValidationError, match="history"):
+        score_forecasts([], [])
+
+
+def test_forecast_outside_unit_interval_refused() -> None:
+    """A forecast above 1 names the field p."""
+    with pytest.raises(ValidationError, match=r"^p:"):
+        score_forecasts([1.5], [1.0])
+
+
+def test_split_sizes() -> None:
+    """1000 matches: the last 300 are the test window and the 200 before them validation."""
+    s = chronological_split(1000, 0.3, 0.2)
+    assert (s.valid_start, s.test_start, s.n_test, s.n_valid) == (500, 700, 300, 200)
+
+
+def test_split_too_short_history() -> None:
+    """Two matches cannot hold warm-up, validation and test windows."""
+    with pytest.raises(ValidationError, match="too few"):
+        chronological_split(2, 0.3, 0.2)
+
+
+def test_split_bad_fraction() -> None:
+    """A test fraction of 1 is refused, naming the field."""
+    with pytest.raises(ValidationError, match="test_fraction"):
+        chronological_split(100, 1.0)
+
+
+@given(st.integers(min_value=10, max_value=10**7), st.floats(0.05, 0.5), st.floats(0.0, 0.4))
+def test_split_windows_ordered(n: int, test: float, valid: float) -> None:
+    """Warm-up, validation and test windows are non-empty, ordered and cover the history."""
+    try:
+        s = chronological_split(n, test, valid)
+    except ValidationError:
+        return
+    assert 1 <= s.valid_start <= s.test_start < s.n == n
+    assert s.n_test >= 1
+
+
+@given(
+    st.lists(st.tuples(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.5, 1.0])), min_size=1, max_size=50),
+)
+def test_scores_bounded_and_perfect_forecast_best(pairs: list[tuple[float, float]]) -> None:
+    """Brier is in [0, 1], log loss >= 0, and forecasting the outcome itself never scores worse."""
+    p = np.array([a for a, _ in pairs])
+    y = np.array([b for _, b in pairs])
+    m = score_forecasts(p, y)
+    best = score_forecasts(y, y)
+    assert 0.0 <= m.brier <= 1.0
+    assert m.log_loss >= 0.0
+    assert best.brier <= m.brier
+    assert best.log_loss <= m.log_loss + 1e-12
