@@ -11,6 +11,7 @@
     +-- NotFoundError               a requested player, match or version is unknown
     +-- AuthError                   a missing or wrong API key
     |   +-- PermissionDeniedError   a valid key without the needed scope
+    +-- RateLimitError              a key sent more requests than its rate limit allows
 
 Only the API edge maps these to HTTP status codes; the library never imports the web layer.
 """
@@ -24,6 +25,7 @@ __all__ = [
     "HistoryError",
     "NotFoundError",
     "PermissionDeniedError",
+    "RateLimitError",
     "RulesError",
     "SedmaEloError",
     "ValidationError",
@@ -80,3 +82,11 @@ class AuthError(SedmaEloError):
 
 class PermissionDeniedError(AuthError):
     """A valid API key whose scope does not allow the request."""
+
+
+class RateLimitError(SedmaEloError):
+    """Too many requests for one API key; ``retry_after`` is the wait in seconds before a retry."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,30 +35,32 @@ class Site:
 
 
 @pytest.fixture
-def site() -> Iterator[Site]:
-    """The seed history applied through the service layer, served by the pages' router."""
-    from fastapi import FastAPI
-    from fastapi.testclient import TestClient
+def seeded_db(tmp_path: Path) -> str:
+    """The URL of a fresh SQLite database holding the seed history, applied through the service layer."""
+    from sedma_elo.service import Ledger, MatchIn, submission_from_payload
+    from sedma_elo.storage import open_database
 
-    from sedma_elo import PlayerStats
-    from sedma_elo.web import router
-
-    from .fake_service import FakeLedger
     from .seed import seed_matches
 
-    ledger = FakeLedger()
-    for m in seed_matches():
-        ledger.post(
-            m["match_id"],
-            m["player_a"],
-            m["player_b"],
-            m["winner"],
-            PlayerStats(**m["stats"]["a"]),
-            PlayerStats(**m["stats"]["b"]),
-            m["played_at"],
-        )
-    app = FastAPI()
-    app.state.ledger = ledger
-    app.include_router(router)
+    url = f"sqlite:///{tmp_path / 'site.db'}"
+    db = open_database(url)
+    try:
+        ledger = Ledger(db)
+        ledger.ensure_version()
+        outcomes = ledger.apply([submission_from_payload(MatchIn.model_validate(m)) for m in seed_matches()])
+        assert all(o.status == "created" for o in outcomes), outcomes
+    finally:
+        db.dispose()
+    return url
+
+
+@pytest.fixture
+def site(seeded_db: str) -> Iterator[Site]:
+    """The real app (JSON API and pages) over the seeded database, with a TestClient."""
+    from fastapi.testclient import TestClient
+
+    from sedma_elo.service import ServiceSettings, create_app
+
+    app = create_app(ServiceSettings(database_url=seeded_db))
     with TestClient(app) as client:
-        yield Site(app, client, ledger)
+        yield Site(app, client, app.state.ledger)

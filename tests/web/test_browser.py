@@ -14,17 +14,18 @@ from urllib.parse import quote
 
 import pytest
 
+from sedma_elo.service import ServiceSettings, create_app
+
 from .browser import DESKTOP, PHONE, ConsoleLog, live_server, screenshot
-from .conftest import Site
 from .seed import XSS_ID
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def server(site: Site) -> Iterator[str]:
-    """The seeded site on a real uvicorn server on 127.0.0.1; yields its base URL."""
-    with live_server(site.app) as base:
+def server(seeded_db: str) -> Iterator[str]:
+    """The real app over the seeded database, served by uvicorn on 127.0.0.1; yields its base URL."""
+    with live_server(create_app(ServiceSettings(database_url=seeded_db))) as base:
         yield base
 
 
@@ -37,12 +38,12 @@ def _open(browser: Any, viewport: dict[str, int], **options: Any) -> tuple[Any, 
 
 
 def _api(base: str, path: str) -> Any:
-    """The answer to GET ``path`` on the live server, parsed as JSON."""
+    """The JSON API's answer to GET ``path`` on the live server."""
     with urllib.request.urlopen(base + path, timeout=10) as answer:
         return json.loads(answer.read())
 
 
-def test_leaderboard_player_and_match_in_a_browser(browser: Any, server: str, site: Site) -> None:
+def test_leaderboard_player_and_match_in_a_browser(browser: Any, server: str) -> None:
     """Leaderboard -> player -> match by clicking links; every rating shown equals the service's."""
     context, page, log = _open(browser, DESKTOP, timezone_id="Asia/Tokyo")
     try:
@@ -52,15 +53,15 @@ def test_leaderboard_player_and_match_in_a_browser(browser: Any, server: str, si
             (rows.nth(i).get_attribute("data-player"), int(rows.nth(i).locator("td.rating").inner_text()))
             for i in range(rows.count())
         ]
-        expected = [(i["player_id"], i["rating"]) for i in site.ledger.leaderboard(50, None).items]
+        expected = [(i["player_id"], i["rating"]) for i in _api(server, "/v1/leaderboard?limit=50")["items"]]
         assert shown == expected
         screenshot(page, "e2e-leaderboard-desktop")
 
         page.get_by_role("link", name="alice", exact=True).click()
         page.wait_for_url("**/players/alice")
-        player = site.ledger.get_player("alice")
-        rating = player["rating"] if isinstance(player, dict) else player.rating
-        assert page.locator("#player-rating").inner_text() == str(rating)
+        api_player = _api(server, "/v1/players/alice")
+        assert page.locator("#player-rating").inner_text() == str(api_player["rating"])
+        assert page.locator("#player-matches").inner_text() == str(api_player["matches_played"])
         assert page.locator("#rating-chart polyline.line").count() == 1
         first_time = page.locator("#history tbody tr").first.locator("time")
         assert first_time.get_attribute("data-local") == "1"  # the script ran and localised it
@@ -74,8 +75,8 @@ def test_leaderboard_player_and_match_in_a_browser(browser: Any, server: str, si
             sections.nth(i).get_attribute("data-player"): sections.nth(i).get_attribute("data-rating-after")
             for i in range(sections.count())
         }
-        api = site.ledger.get_match("m-001")
-        assert after == {c["player_id"]: str(c["rating_after"]) for c in api["changes"]}
+        api_match = _api(server, "/v1/matches/m-001")
+        assert after == {c["player_id"]: str(c["rating_after"]) for c in api_match["changes"]}
         # 2026-11-01 12:00 UTC is 21:00 in Tokyo (UTC+9, no daylight saving time).
         assert page.locator("dl.facts time").inner_text() == "Nov 1, 2026, 9:00 PM"
         screenshot(page, "e2e-match-desktop")
@@ -147,8 +148,30 @@ def test_search_box_and_not_found_page(browser: Any, server: str) -> None:
         context.close()
 
 
-def test_api_and_pages_agree_over_http(server: str, site: Site) -> None:
-    """Sanity check of the live server: the stylesheet and pages answer over real HTTP."""
-    for path in ("/static/style.css", "/"):
-        with urllib.request.urlopen(server + path, timeout=10) as answer:
-            assert answer.status == 200
+def test_every_leaderboard_rating_matches_the_api(browser: Any, server: str) -> None:
+    """Walking the leaderboard two rows a page in the browser shows exactly the API's ranks and ratings."""
+    context, page, log = _open(browser, DESKTOP)
+    try:
+        page.goto(server + "/?limit=2")
+        shown: list[tuple[int, str, int]] = []
+        while True:
+            rows = page.locator("#leaderboard tbody tr")
+            for i in range(rows.count()):
+                row = rows.nth(i)
+                shown.append(
+                    (
+                        int(row.locator("td.rank").inner_text()),
+                        row.get_attribute("data-player") or "",
+                        int(row.locator("td.rating").inner_text()),
+                    )
+                )
+            following = page.locator('a[rel="next"]')
+            if following.count() == 0:
+                break
+            following.click()
+            page.wait_for_load_state()
+        api = _api(server, "/v1/leaderboard?limit=500")["items"]
+        assert shown == [(i["rank"], i["player_id"], i["rating"]) for i in api]
+        log.assert_clean()
+    finally:
+        context.close()

@@ -8,6 +8,7 @@ from urllib.parse import quote
 
 from sedma_elo import Match, PlayerStats, rate
 from sedma_elo.explain import explain_result
+from sedma_elo.service import MatchIn, submission_from_payload
 
 from .conftest import Site
 from .seed import XSS_ID, XSS_MATCH_ID, seed_matches
@@ -197,3 +198,41 @@ def test_every_seeded_match_has_a_page(site: Site) -> None:
     """Each match of the seed history renders, whoever won."""
     for m in seed_matches():
         assert site.client.get("/matches/" + quote(m["match_id"], safe="")).status_code == 200
+
+
+def test_a_bad_cursor_gets_a_400_page(site: Site) -> None:
+    """A damaged page link is refused with an HTML 400 page naming the problem."""
+    page = site.client.get("/", params={"cursor": "not-a-cursor"})
+    assert page.status_code == 400
+    assert "text/html" in page.headers["content-type"]
+    assert "cursor" in page.text
+
+
+def test_team_draw_shows_both_teams(site: Site) -> None:
+    """A two-against-two draw posted to the API gets a page with four explained players."""
+    body = {
+        "match_id": "t-1",
+        "played_at": "2026-11-29T12:00:00Z",
+        "team_a": ["alice", "bob"],
+        "team_b": ["carol", "dave"],
+        "winner": "draw",
+    }
+    [outcome] = site.ledger.apply([submission_from_payload(MatchIn.model_validate(body))])
+    assert outcome.status == "created"
+    page = site.client.get("/matches/t-1")
+    assert page.status_code == 200
+    assert page.text.count('<section class="explain"') == 4
+    assert '<dd id="match-result">draw</dd>' in page.text
+    carol = site.client.get("/players/carol").text
+    assert 'data-match="t-1"' in carol
+    assert '<a href="/players/alice">alice</a> &amp; <a href="/players/bob">bob</a>' in carol
+
+
+def test_voided_match_says_so(site: Site) -> None:
+    """After an admin voids a match its page says it changed nobody's rating."""
+    site.ledger.void("m-003", "replayed by mistake")
+    page = site.client.get("/matches/m-003")
+    assert page.status_code == 200
+    assert 'id="voided"' in page.text
+    assert "replayed by mistake" in page.text
+    assert '<section class="explain"' not in page.text

@@ -1,0 +1,213 @@
+"""Load benchmark of the rating service with wrk (a separate process) against a real server.
+
+For each database (SQLite file, and a fresh PostgreSQL database on 127.0.0.1:5432):
+
+1. seed the ledger through the normal import path: ``--players`` players (default 100,000), each in
+   one match, so the leaderboard has that many rows;
+2. start ``sedma-elo serve`` on 127.0.0.1 with the rate limit off;
+3. ``wrk`` POSTs unique matches among the first 10,000 players (Lua script below) with 16 connections,
+   then reads the leaderboard (limit 50) and single players;
+4. print requests/s, p50 and p99 latency and the count of non-2xx answers; run ``sedma-elo verify``.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_service.py [--db sqlite|postgresql|both] [--duration 10]
+
+Needs ``wrk`` (Debian: ``apt-get install -y wrk``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import psycopg
+
+from sedma_elo.model import Match
+from sedma_elo.service import Ledger
+from sedma_elo.service.keys import create_key
+from sedma_elo.storage import open_database
+
+SEDMA_ELO = str(Path(sys.executable).with_name("sedma-elo"))
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+
+POST_LUA = r"""
+local counter = 0
+local threads = {}
+-- `tid` is a global that setup() sets in each thread's own Lua state (a local here would hide it
+-- and make both threads send the same ids and bodies).
+local prefix = os.getenv("BENCH_PREFIX") or "b"
+function setup(thread)
+  thread:set("tid", #threads + 1)
+  table.insert(threads, thread)
+end
+function init(args)
+  math.randomseed(tid * 7919 + os.time())
+end
+function request()
+  counter = counter + 1
+  local a = math.random(1, 10000)
+  local b = math.random(1, 9999)
+  if b >= a then b = b + 1 end
+  local body = string.format(
+    '{"match_id":"%s-%d-%d","player_a":"p%06d","player_b":"p%06d","winner":"%s",' ..
+    '"stats":{"a":{"won_by_16":%d},"b":{"bad_moves":%d}}}',
+    prefix, tid, counter, a, b, (math.random() < 0.5) and "a" or "b", math.random(0, 2), math.random(0, 3))
+  return wrk.format("POST", "/v1/matches", {["Content-Type"] = "application/json",
+    ["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")}, body)
+end
+"""
+
+PLAYER_LUA = r"""
+function request()
+  return wrk.format("GET", string.format("/v1/players/p%06d", math.random(1, 10000)))
+end
+"""
+
+
+def seed(url: str, players: int) -> str:
+    db = open_database(url)
+    ledger = Ledger(db)
+    ledger.ensure_version()
+    matches = [
+        Match.single(f"p{i:06d}", f"p{i + 1:06d}", "a" if i % 4 else "b", match_id=f"seed-{i}")
+        for i in range(1, players, 2)
+    ]
+    t0 = time.perf_counter()
+    report = ledger.import_matches(matches, batch=5000)
+    print(f"  seeded {report.created} matches / {players} players in {time.perf_counter() - t0:.1f} s")
+    key, _ = create_key(db, "write", "bench")
+    db.dispose()
+    return key
+
+
+def wrk(
+    base: str, path: str, lua: str | None, duration: int, connections: int, env: dict[str, str]
+) -> dict[str, str]:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write(lua or "")
+    cmd = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "5s"]
+    if lua:
+        cmd += ["-s", f.name]
+    out = subprocess.run(
+        [*cmd, base + path], capture_output=True, text=True, env={**os.environ, **env}
+    ).stdout
+    os.unlink(f.name)
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    p50 = re.search(r"50%\s+([\d.]+\w+)", out)
+    p99 = re.search(r"99%\s+([\d.]+\w+)", out)
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    total = re.search(r"(\d+) requests in", out)
+    return {
+        "requests": total.group(1) if total else "?",
+        "rps": rps.group(1) if rps else "?",
+        "p50": p50.group(1) if p50 else "?",
+        "p99": p99.group(1) if p99 else "?",
+        "non2xx": bad.group(1) if bad else "0",
+        "socket_errors": errors.group(1) if errors else "none",
+    }
+
+
+def report(name: str, r: dict[str, str]) -> None:
+    print(
+        f"  {name:<13}: {r['rps']:>9} req/s  p50 {r['p50']:>8}  p99 {r['p99']:>8}  "
+        f"non-2xx {r['non2xx']}  socket errors {r['socket_errors']}"
+    )
+
+
+def ledger_size(base: str) -> int:
+    with urllib.request.urlopen(f"{base}/healthz", timeout=10) as resp:
+        return int(json.loads(resp.read())["ledger_size"])
+
+
+def serve(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "0"}
+    proc = subprocess.Popen(
+        [SEDMA_ELO, "serve", "--database-url", url, "--port", str(port), "--workers", str(workers)], env=env
+    )
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+                return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("server did not start")
+
+
+def bench(kind: str, args: argparse.Namespace) -> None:
+    tmp = tempfile.mkdtemp()
+    pg_name = None
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp}/bench.db"
+    else:
+        pg_name = f"sedma_elo_bench_{secrets.token_hex(4)}"
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{pg_name}"')
+        url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}"
+    print(f"== {kind} ({args.players} players, {args.connections} connections, {args.duration} s each)")
+    try:
+        key = seed(url, args.players)
+        workers = args.workers or 1
+        proc = serve(url, args.port, workers)
+        base = f"http://127.0.0.1:{args.port}"
+        try:
+            env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
+            before = ledger_size(base)
+            w = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, env)
+            report("match writes", w)
+            print(
+                f"  {w['requests']} write requests answered; the ledger grew by {ledger_size(base) - before}"
+            )
+            report(
+                "leaderboard",
+                wrk(base, "/v1/leaderboard?limit=50", None, args.duration, args.connections, {}),
+            )
+            report(
+                "player reads",
+                wrk(base, "/v1/players/p000001", PLAYER_LUA, args.duration, args.connections, {}),
+            )
+        finally:
+            proc.terminate()
+            proc.wait(30)
+        verify = subprocess.run([SEDMA_ELO, "verify", "--database-url", url], capture_output=True, text=True)
+        last = verify.stdout.strip().splitlines()[-1] if verify.stdout.strip() else ""
+        print(f"  verify: exit {verify.returncode}: {last}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if pg_name:
+            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--db", choices=["sqlite", "postgresql", "both"], default="both")
+    parser.add_argument("--players", type=int, default=100_000)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=0, help="API processes (default 1)")
+    parser.add_argument("--port", type=int, default=18_777)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed (Debian: apt-get install -y wrk)")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (shared with other jobs)")
+    for kind in ("sqlite", "postgresql") if args.db == "both" else (args.db,):
+        bench(kind, args)
+
+
+if __name__ == "__main__":
+    main()

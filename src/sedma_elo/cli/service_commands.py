@@ -1,0 +1,330 @@
+"""Service commands: serve, keys, import, export, verify, void, db and ratings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import SedmaEloError
+from ..rules import load_rules
+from . import app
+
+if TYPE_CHECKING:
+    from ..service.ledger import Ledger
+
+console = Console()
+err_console = Console(stderr=True)
+
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        envvar="SEDMA_ELO_DATABASE_URL",
+        help="SQLAlchemy URL: sqlite:///path.db (default ./sedma-elo.db) or postgresql://user@host/db.",
+        show_default=False,
+    ),
+]
+
+keys_app = typer.Typer(help="Create, list and revoke API keys.", no_args_is_help=True)
+db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
+ratings_app = typer.Typer(
+    help="Ratings versions: re-rate under new rules, list, activate.", no_args_is_help=True
+)
+app.add_typer(keys_app, name="keys")
+app.add_typer(db_app, name="db")
+app.add_typer(ratings_app, name="ratings")
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    err_console.print(f"[red]error:[/red] {exc}")
+    return typer.Exit(2)
+
+
+@contextmanager
+def _ledger(url: str | None) -> Iterator[Ledger]:
+    """The ledger on ``url`` (schema upgraded, first version created), closed afterwards."""
+    from ..service.ledger import Ledger
+    from ..storage import open_database
+
+    ledger = Ledger(open_database(url))
+    try:
+        ledger.ensure_version()
+        yield ledger
+    finally:
+        ledger.db.dispose()
+
+
+# ---------------------------------------------------------------------------- serve
+@app.command()
+def serve(
+    database_url: DatabaseUrl = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.", envvar="SEDMA_ELO_HOST")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", envvar="SEDMA_ELO_PORT")] = 8000,
+    workers: Annotated[int, typer.Option(help="API processes sharing the database.", min=1, max=64)] = 1,
+    demo: Annotated[
+        bool,
+        typer.Option("--demo", help="Import the demo history, create a write key and print a curl example."),
+    ] = False,
+    access_log: Annotated[bool, typer.Option("--access-log", help="Log every request.")] = False,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs) until interrupted."""
+    import uvicorn
+
+    from ..service.settings import ServiceSettings
+
+    if database_url:
+        os.environ["SEDMA_ELO_DATABASE_URL"] = database_url
+    os.environ["SEDMA_ELO_HOST"] = host
+    os.environ["SEDMA_ELO_PORT"] = str(port)
+    try:
+        settings = ServiceSettings()
+        settings.check_secure()
+    except (SedmaEloError, ValueError) as exc:
+        raise _fail(exc) from exc
+    # Migrate and create the first version once, before any worker process starts.
+    with _ledger(settings.database_url):
+        pass
+    if demo:
+        _prepare_demo(settings.database_url, host, port)
+    if workers == 1:
+        from ..service.app import create_app
+
+        uvicorn.run(create_app(settings), host=host, port=port, access_log=access_log, log_level="warning")
+    else:
+        uvicorn.run(
+            "sedma_elo.service.app:app_from_env",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            access_log=access_log,
+            log_level="warning",
+        )
+
+
+def _prepare_demo(url: str | None, host: str, port: int) -> None:
+    from ..history import read_matches
+    from ..service.demo import bundled_sample, demo_matches
+    from ..service.keys import create_key
+
+    with _ledger(url) as ledger:
+        if ledger.ledger_size() == 0:
+            sample = bundled_sample()
+            matches = read_matches(sample)[0] if sample is not None else demo_matches()
+            report = ledger.import_matches(matches)
+            console.print(f"Imported {report.created} demo matches.")
+        key, _ = create_key(ledger.db, "write", "demo")
+    base = f"http://{host}:{port}"
+    console.print(f"Serving the sedma-elo rating service at {base} (API docs: {base}/docs)")
+    console.print("Example:", highlight=False)
+    console.print(
+        f"  curl -s -X POST {base}/v1/matches -H 'Authorization: Bearer {key}' "
+        "-H 'Content-Type: application/json' "
+        """-d '{"match_id": "m-1", "played_at": "2026-11-29T12:00:00Z", "player_a": "alice", """
+        """"player_b": "bob", "winner": "a", "stats": {"a": {"won_by_16": 1}, "b": {"bad_moves": 2}}}'""",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(f"  curl -s {base}/v1/leaderboard?limit=5", highlight=False, soft_wrap=True)
+    console.print("Write key:", highlight=False)
+    print(key, flush=True)
+
+
+# ---------------------------------------------------------------------------- keys
+@keys_app.command("create")
+def keys_create(
+    scope: Annotated[str, typer.Option(help="write (post matches) or admin (everything).")] = "write",
+    label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "",
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Create a random API key; its secret is printed once, as the last line (only a hash is stored)."""
+    from ..service.keys import create_key
+
+    try:
+        with _ledger(database_url) as ledger:
+            key, info = create_key(ledger.db, scope, label)
+    except SedmaEloError as exc:
+        raise _fail(exc) from exc
+    console.print(f"Created key {info.id} ({info.scope}, prefix {info.prefix}). Keep it secret:")
+    print(key, flush=True)
+
+
+@keys_app.command("list")
+def keys_list(database_url: DatabaseUrl = None) -> None:
+    """List keys (id, prefix, scope, label, created, revoked); never their secrets."""
+    from ..service.keys import list_keys
+
+    table = Table("id", "prefix", "scope", "label", "created", "revoked")
+    with _ledger(database_url) as ledger:
+        keys = list_keys(ledger.db)
+    for k in keys:
+        table.add_row(str(k.id), k.prefix, k.scope, k.label, k.created_at, k.revoked_at or "")
+    console.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[int, typer.Argument(help="The key's id (see `keys list`).")],
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Revoke a key: it stops working at once here, within key_cache_seconds in running servers."""
+    from ..service.keys import revoke_key
+
+    try:
+        with _ledger(database_url) as ledger:
+            info = revoke_key(ledger.db, key_id)
+    except SedmaEloError as exc:
+        raise _fail(exc) from exc
+    console.print(f"Revoked key {info.id} ({info.prefix}).")
+
+
+# ---------------------------------------------------------------------------- import / export
+@app.command("import")
+def import_history(
+    path: Annotated[
+        Path,
+        typer.Argument(help="Match history: CSV or JSON Lines, optionally .gz.", exists=True, dir_okay=False),
+    ],
+    database_url: DatabaseUrl = None,
+    skip_bad: Annotated[
+        bool, typer.Option("--skip-bad", help="Skip bad rows instead of refusing the file.")
+    ] = False,
+    batch: Annotated[int, typer.Option(help="Matches per transaction.", min=1, max=100_000)] = 1000,
+) -> None:
+    """Apply a history file to the ledger through the same code path as POST /v1/matches."""
+    from ..history import read_matches
+
+    try:
+        matches, errors = read_matches(path, skip_bad=skip_bad)
+    except SedmaEloError as exc:
+        raise _fail(exc) from exc
+    for e in errors:
+        err_console.print(f"skipped {e}")
+    with _ledger(database_url) as ledger:
+        report = ledger.import_matches(matches, batch=batch)
+    for refusal in report.refused[:20]:
+        err_console.print(f"refused {refusal}")
+    console.print(
+        f"{report.created} applied, {report.repeated} already in the ledger, {len(report.refused)} refused, "
+        f"{len(errors)} bad rows skipped."
+    )
+    if report.refused:
+        raise typer.Exit(1)
+
+
+@app.command("export")
+def export_history(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="File to write: CSV, or JSON Lines (.jsonl, needed for 2-vs-2); .gz compresses.",
+            dir_okay=False,
+        ),
+    ],
+    database_url: DatabaseUrl = None,
+    include_voided: Annotated[
+        bool, typer.Option("--include-voided", help="Also write voided matches.")
+    ] = False,
+) -> None:
+    """Write the ledger, in sequence order, as a match-history file that `import` reads back."""
+    from ..history import write_matches
+
+    try:
+        with _ledger(database_url) as ledger:
+            matches = [m for _, m in ledger.ledger(include_voided=include_voided)]
+        write_matches(path, matches)
+    except SedmaEloError as exc:
+        raise _fail(exc) from exc
+    console.print(f"Wrote {len(matches)} matches to {path}.")
+
+
+# ---------------------------------------------------------------------------- verify / void
+@app.command()
+def verify(database_url: DatabaseUrl = None) -> None:
+    """Replay the ledger with the pure engine and compare with the stored ratings; exit 1 on a mismatch."""
+    with _ledger(database_url) as ledger:
+        report = ledger.verify()
+    for line in report.mismatches:
+        err_console.print(f"[red]mismatch[/red] {line}")
+    console.print(
+        f"{report.versions} ratings version(s), {report.matches} matches, {report.players} player ratings: "
+        + ("all equal to a pure replay." if report.ok else f"{len(report.mismatches)} mismatch(es).")
+    )
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def void(
+    match_id: Annotated[str, typer.Argument(help="The match to void.")],
+    reason: Annotated[str, typer.Option(help="Why (kept with the match).")] = "",
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Void a match: its effects and everything after it are recomputed from the ledger."""
+    try:
+        with _ledger(database_url) as ledger:
+            ledger.void(match_id, reason)
+    except SedmaEloError as exc:
+        raise _fail(exc) from exc
+    console.print(f"Voided {match_id}.")
+
+
+# ---------------------------------------------------------------------------- db / ratings
+@db_app.command("upgrade")
+def db_upgrade(database_url: DatabaseUrl = None) -> None:
+    """Create or upgrade the schema to the newest migration (safe to repeat)."""
+    from ..storage import normalize_url, open_database
+
+    open_database(database_url).dispose()
+    console.print(f"Schema of {normalize_url(database_url).split('@')[-1]} is up to date.")
+
+
+@ratings_app.command("rerate")
+def ratings_rerate(
+    rules_path: Annotated[Path, typer.Argument(help="Rules TOML file.", exists=True, dir_okay=False)],
+    label: Annotated[
+        str | None, typer.Option(help="Version label (default: the rules' name@version).")
+    ] = None,
+    activate: Annotated[bool, typer.Option(help="Switch to the new version when done.")] = True,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Re-rate the whole ledger under new rules into a new ratings version."""
+    try:
+        rules = load_rules(rules_path)
+        with _ledger(database_url) as ledger:
+            info = ledger.rerate(rules, label, activate=activate)
+    except SedmaEloError as exc:
+        raise _fail(exc) from exc
+    console.print(f"Version {info.id} ({info.label}) built" + (" and active." if info.active else "."))
+
+
+@ratings_app.command("activate")
+def ratings_activate(
+    version_id: Annotated[int, typer.Argument(help="Version id (see `ratings list`).")],
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Make a ratings version the active one (atomically)."""
+    try:
+        with _ledger(database_url) as ledger:
+            info = ledger.activate(version_id)
+    except SedmaEloError as exc:
+        raise _fail(exc) from exc
+    console.print(f"Version {info.id} ({info.label}) is active.")
+
+
+@ratings_app.command("list")
+def ratings_list(database_url: DatabaseUrl = None) -> None:
+    """List ratings versions."""
+    table = Table("id", "label", "rules", "active", "created")
+    with _ledger(database_url) as ledger:
+        versions = ledger.versions()
+    for v in versions:
+        table.add_row(str(v.id), v.label, v.rules.label, "yes" if v.active else "", v.created_at)
+    console.print(table)

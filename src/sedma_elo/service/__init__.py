@@ -1,0 +1,31 @@
+"""The rating service: a match ledger over HTTP on SQLite or PostgreSQL.
+
+``Ledger`` holds the logic (apply, void, re-rate, verify, reads), ``keys`` the API keys,
+``create_app`` the FastAPI application and ``ServiceSettings`` its settings.
+"""
+
+from .app import create_app
+from .keys import KeyInfo, create_key, list_keys, revoke_key
+from .ledger import ApplyOutcome, Ledger, VerifyReport, VersionInfo, replay
+from .payload import MatchIn, Submission, submission_from_match, submission_from_payload
+from .settings import ServiceSettings
+from .writer import GroupWriter
+
+__all__ = [
+    "ApplyOutcome",
+    "GroupWriter",
+    "KeyInfo",
+    "Ledger",
+    "MatchIn",
+    "ServiceSettings",
+    "Submission",
+    "VerifyReport",
+    "VersionInfo",
+    "create_app",
+    "create_key",
+    "list_keys",
+    "replay",
+    "revoke_key",
+    "submission_from_match",
+    "submission_from_payload",
+]

@@ -1,0 +1,490 @@
+"""The HTTP API: ``create_app(settings)`` builds the FastAPI application.
+
+Routes only translate between HTTP and the service layer (:class:`~sedma_elo.service.ledger.Ledger`
+and :mod:`~sedma_elo.service.keys`); the mapping from the project's errors to status codes lives in
+:func:`_install_error_handlers` and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import (
+    AuthError,
+    ConflictError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+    SedmaEloError,
+    ValidationError,
+)
+from ..rules import rules_from_toml
+from ..storage import open_database
+from ..web import router as web_pages
+from . import keys as keys_mod
+from .keys import KeyInfo
+from .keys import Scope as KeyScope
+from .ledger import MAX_PAGE, Ledger
+from .payload import ID_PATTERN, MatchIn, submission_from_payload
+from .settings import ServiceSettings
+from .writer import GroupWriter
+
+__all__ = ["app_from_env", "create_app"]
+
+_QUERY_FIELDS = {"limit", "cursor", "span", "version"}
+
+
+class _BodyLimit:
+    """Answer 413 to a request whose body is larger than ``limit`` bytes (declared or streamed)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                try:
+                    too_big = int(value) > self.limit
+                except ValueError:
+                    too_big = True
+                if too_big:
+                    await self._refuse(send)
+                    return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await self._refuse(send)
+
+    async def _refuse(self, send: Send) -> None:
+        body = json.dumps({"detail": f"request body larger than {self.limit} bytes"}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _RateLimiter:
+    """A token bucket per API key, in this process only (N processes allow N times the rate)."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self._buckets: dict[int, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def check(self, key_id: int) -> None:
+        if self.rate <= 0:
+            return
+        now = time.monotonic()
+        with self._lock:
+            tokens, last = self._buckets.get(key_id, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            if tokens < 1.0:
+                self._buckets[key_id] = (tokens, now)
+                raise RateLimitError(
+                    "rate limit exceeded for this API key", retry_after=(1.0 - tokens) / self.rate
+                )
+            self._buckets[key_id] = (tokens - 1.0, now)
+
+
+class _KeyCache:
+    """Checked keys by hash for ``ttl`` seconds, so a hot writer does not look its key up every time."""
+
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
+        self._cache: dict[str, tuple[KeyInfo, float]] = {}
+
+    def get(self, digest: str) -> KeyInfo | None:
+        hit = self._cache.get(digest)
+        if hit is None or hit[1] < time.monotonic():
+            return None
+        return hit[0]
+
+    def put(self, digest: str, info: KeyInfo) -> None:
+        if self.ttl > 0:
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[digest] = (info, time.monotonic() + self.ttl)
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+
+# ---------------------------------------------------------------------------- documented bodies
+class VoidIn(BaseModel):
+    """Why a match is voided."""
+
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field("", max_length=500)
+
+
+class RulesIn(BaseModel):
+    """New rules (the TOML text of a rules file) to re-rate the whole ledger with."""
+
+    model_config = ConfigDict(extra="forbid")
+    rules_toml: str = Field(max_length=20_000)
+    label: str | None = Field(None, min_length=1, max_length=200)
+    activate: bool = True
+
+
+class KeyIn(BaseModel):
+    """A new API key's scope and a label to recognise it by."""
+
+    model_config = ConfigDict(extra="forbid")
+    scope: KeyScope
+    label: str = Field("", max_length=200)
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(
+        json.dumps(data, separators=(",", ":")), status_code=status, media_type="application/json"
+    )
+
+
+def _error(status: int, detail: Any, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    """The one place where errors become status codes."""
+
+    @app.exception_handler(ValidationError)
+    async def _validation(_: Request, exc: ValidationError) -> JSONResponse:
+        where = "query" if exc.field in _QUERY_FIELDS else "body"
+        return _error(
+            422, [{"loc": [where, *exc.field.split(".")], "msg": exc.reason, "type": "value_error"}]
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+            for e in exc.errors()
+        ]
+        return _error(422, errors)
+
+    @app.exception_handler(ConflictError)
+    async def _conflict(_: Request, exc: ConflictError) -> JSONResponse:
+        return _error(409, str(exc))
+
+    @app.exception_handler(NotFoundError)
+    async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:
+        return _error(404, str(exc))
+
+    @app.exception_handler(PermissionDeniedError)
+    async def _forbidden(_: Request, exc: PermissionDeniedError) -> JSONResponse:
+        return _error(403, str(exc))
+
+    @app.exception_handler(AuthError)
+    async def _unauthorized(_: Request, exc: AuthError) -> JSONResponse:
+        return _error(401, str(exc), {"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(RateLimitError)
+    async def _too_many(_: Request, exc: RateLimitError) -> JSONResponse:
+        return _error(429, str(exc), {"Retry-After": str(max(1, round(exc.retry_after + 0.5)))})
+
+    @app.exception_handler(SedmaEloError)
+    async def _other(_: Request, exc: SedmaEloError) -> JSONResponse:
+        return _error(400, str(exc))
+
+
+_bearer = HTTPBearer(auto_error=False, description="an API key: `Authorization: Bearer sk_...`")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+PlayerId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)]
+MatchId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)]
+
+
+def _authorize(
+    request: Request, credentials: HTTPAuthorizationCredentials | None, scope: KeyScope
+) -> KeyInfo:
+    return _authorize_secret(request, credentials.credentials if credentials is not None else None, scope)
+
+
+def _bearer_secret(request: Request) -> str | None:
+    header = request.headers.get("authorization")
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+def _authorize_secret(request: Request, secret: str | None, scope: KeyScope) -> KeyInfo:
+    if not secret:
+        raise AuthError("an API key is required: send 'Authorization: Bearer sk_...'")
+    state = request.app.state
+    digest = keys_mod.hash_key(secret)
+    info: KeyInfo | None = state.key_cache.get(digest)
+    if info is None:
+        info = keys_mod.authenticate(state.db, secret)
+        state.key_cache.put(digest, info)
+    keys_mod.require_scope(info, scope)
+    state.limiter.check(info.id)
+    return info
+
+
+async def _write_key(request: Request, credentials: Credentials) -> KeyInfo:
+    return _authorize(request, credentials, "write")
+
+
+def _admin_key(request: Request, credentials: Credentials) -> KeyInfo:
+    return _authorize(request, credentials, "admin")
+
+
+WriteKey = Annotated[KeyInfo, Depends(_write_key)]
+AdminKey = Annotated[KeyInfo, Depends(_admin_key)]
+
+
+def create_app(settings: ServiceSettings | None = None) -> FastAPI:
+    """Build the API for ``settings`` (defaults: SQLite ``./sedma-elo.db``, environment overrides).
+
+    The database is opened, migrated and given a first ratings version when the app starts.
+
+    Raises:
+        ValidationError: the settings are insecure (see :meth:`ServiceSettings.check_secure`).
+    """
+    settings = settings or ServiceSettings()
+    settings.check_secure()
+    state: dict[str, Any] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = open_database(settings.database_url, pool_size=settings.pool_size)
+        ledger = Ledger(db)
+        ledger.ensure_version()
+        if settings.admin_key is not None:
+            keys_mod.create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())
+        threads = settings.writer_threads or (1 if db.dialect == "sqlite" else 4)
+        writer = GroupWriter(ledger, settings.max_batch, threads)
+        writer.start()
+        state.update(db=db, ledger=ledger, writer=writer)
+        app.state.db = db
+        app.state.ledger = ledger  # the service layer the HTML pages read through
+        try:
+            yield
+        finally:
+            writer.stop()
+            db.dispose()
+
+    app = FastAPI(
+        title="sedma-elo rating service",
+        version="1",
+        summary="A match ledger for Sedma ratings: each match applied once, in order, explained.",
+        lifespan=lifespan,
+    )
+    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
+    _install_error_handlers(app)
+    app.include_router(web_pages)
+    app.state.limiter = _RateLimiter(settings.rate_limit, settings.rate_burst)
+    app.state.key_cache = _KeyCache(settings.key_cache_seconds)
+
+    def ledger() -> Ledger:
+        found: Ledger = state["ledger"]
+        return found
+
+    # ------------------------------------------------------------------ matches
+    @app.post(
+        "/v1/matches",
+        status_code=201,
+        tags=["matches"],
+        responses={
+            200: {"description": "the same match_id with the same body again: the first answer, unchanged"},
+            401: {"description": "no key or an unknown key"},
+            403: {"description": "a key without the write scope"},
+            409: {"description": "the match_id was used for a different match"},
+            413: {"description": "request body too large"},
+            422: {"description": "invalid body; `detail[].loc` names the field"},
+            429: {"description": "rate limit of this key exceeded"},
+        },
+    )
+    async def post_match(payload: MatchIn, _key: WriteKey) -> Response:
+        """Apply a finished match exactly once; answer with its sequence and explained changes."""
+        return await apply_payload(payload)
+
+    async def post_match_fast(request: Request) -> Response:
+        # The hot write path as a plain route: the same steps as post_match (key, then body), without
+        # FastAPI's dependency and body machinery. post_match above documents it in the schema.
+        _authorize_secret(request, _bearer_secret(request), "write")
+        raw = await request.body()
+        try:
+            payload = MatchIn.model_validate_json(raw)
+        except PydanticValidationError as exc:
+            raise RequestValidationError(
+                [
+                    {**e, "loc": ("body", *e["loc"])}
+                    for e in exc.errors(include_url=False, include_context=False)
+                ]
+            ) from exc
+        return await apply_payload(payload)
+
+    async def apply_payload(payload: MatchIn) -> Response:
+        sub = submission_from_payload(payload)
+        writer: GroupWriter = state["writer"]
+        outcome = await writer.submit(sub)
+        if outcome.error is not None:
+            raise outcome.error
+        if outcome.failure is not None:
+            raise outcome.failure
+        return Response(
+            outcome.body,
+            status_code=201 if outcome.status == "created" else 200,
+            media_type="application/json",
+        )
+
+    app.router.routes.insert(
+        0, Route("/v1/matches", post_match_fast, methods=["POST"], include_in_schema=False)
+    )
+
+    @app.get("/v1/matches/{match_id}", tags=["matches"], responses={404: {"description": "unknown match"}})
+    def get_match(match_id: MatchId) -> Response:
+        """The match, its sequence, the ratings version and the explanation of every change."""
+        return _json(ledger().get_match(match_id))
+
+    # ------------------------------------------------------------------ players
+    @app.get("/v1/players/{player_id}", tags=["players"], responses={404: {"description": "unknown player"}})
+    async def get_player(
+        player_id: PlayerId,
+        version: Annotated[
+            int | None, Query(ge=1, le=2**31 - 1, description="ratings version (default: active)")
+        ] = None,
+    ) -> Response:
+        """A player's rating, number of matches and last sequence in the active (or given) version."""
+        # Hot path: one indexed lookup on a pooled connection, cheaper inline than a thread hop.
+        return _json(ledger().get_player(player_id, version).to_dict())
+
+    @app.get(
+        "/v1/players/{player_id}/history",
+        tags=["players"],
+        responses={404: {"description": "unknown player"}},
+    )
+    def get_history(
+        player_id: PlayerId,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+        cursor: Annotated[str | None, Query(max_length=200)] = None,
+    ) -> Response:
+        """The player's rating after each match, oldest first; follow ``next_cursor`` for more."""
+        page = ledger().player_history(player_id, limit, cursor)
+        return _json({"player_id": page.player_id, "items": page.items, "next_cursor": page.next_cursor})
+
+    # ------------------------------------------------------------------ leaderboard
+    @app.get("/v1/leaderboard", tags=["leaderboard"])
+    async def get_leaderboard(
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+        cursor: Annotated[str | None, Query(max_length=400)] = None,
+        version: Annotated[
+            int | None, Query(ge=1, le=2**31 - 1, description="ratings version (default: active)")
+        ] = None,
+    ) -> Response:
+        """Highest rating first, ties by player id; keyset pages through ``next_cursor``."""
+        page = ledger().leaderboard(limit, cursor, version)
+        return _json(
+            {"items": page.items, "next_cursor": page.next_cursor, "ratings_version": page.version_id}
+        )
+
+    @app.get(
+        "/v1/leaderboard/around/{player_id}",
+        tags=["leaderboard"],
+        responses={404: {"description": "unknown player"}},
+    )
+    def get_around(player_id: PlayerId, span: Annotated[int, Query(ge=0, le=100)] = 5) -> Response:
+        """The player's rank with ``span`` players above and below."""
+        page = ledger().around(player_id, span)
+        return _json({"items": page.items, "next_cursor": None, "ratings_version": page.version_id})
+
+    # ------------------------------------------------------------------ versions
+    @app.get("/v1/versions", tags=["versions"])
+    def get_versions() -> Response:
+        """Every ratings version and which one is active."""
+        return _json({"items": [v.to_dict() for v in ledger().versions()]})
+
+    # ------------------------------------------------------------------ admin
+    @app.post(
+        "/v1/admin/matches/{match_id}/void", tags=["admin"], responses={404: {"description": "unknown match"}}
+    )
+    def void_match(match_id: MatchId, body: VoidIn, _key: AdminKey) -> Response:
+        """Void a match: its effects and everything after it are recomputed from the ledger."""
+        return _json(ledger().void(match_id, body.reason))
+
+    @app.post("/v1/admin/rules", status_code=201, tags=["admin"])
+    def load_rules(body: RulesIn, _key: AdminKey) -> Response:
+        """Re-rate the whole ledger under new rules into a new version (activated unless told not to)."""
+        rules = rules_from_toml(body.rules_toml)
+        return _json(ledger().rerate(rules, body.label, activate=body.activate).to_dict(), 201)
+
+    @app.post(
+        "/v1/admin/versions/{version_id}/activate",
+        tags=["admin"],
+        responses={404: {"description": "unknown version"}},
+    )
+    def activate_version(version_id: Annotated[int, Path(ge=1, le=2**31 - 1)], _key: AdminKey) -> Response:
+        """Switch the active ratings version atomically (the previous one stays readable)."""
+        return _json(ledger().activate(version_id).to_dict())
+
+    @app.post("/v1/admin/keys", status_code=201, tags=["admin"])
+    def create_key(body: KeyIn, _key: AdminKey) -> Response:
+        """Create an API key; the answer is the only time its secret is shown."""
+        secret, info = keys_mod.create_key(state["db"], body.scope, body.label)
+        return _json({**info.to_dict(), "key": secret}, 201)
+
+    @app.get("/v1/admin/keys", tags=["admin"])
+    def list_keys(_key: AdminKey) -> Response:
+        """Every key (without secrets)."""
+        return _json({"items": [k.to_dict() for k in keys_mod.list_keys(state["db"])]})
+
+    @app.delete("/v1/admin/keys/{key_id}", tags=["admin"], responses={404: {"description": "unknown key"}})
+    def revoke_key(key_id: Annotated[int, Path(ge=1, le=2**31 - 1)], _key: AdminKey) -> Response:
+        """Revoke a key (this process forgets it at once; others within ``key_cache_seconds``)."""
+        info = keys_mod.revoke_key(state["db"], key_id)
+        app.state.key_cache.clear()
+        return _json(info.to_dict())
+
+    @app.get("/healthz", tags=["meta"])
+    def health() -> Response:
+        """Liveness: the database answers."""
+        return _json({"status": "ok", "ledger_size": ledger().ledger_size()})
+
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """The app configured from ``SEDMA_ELO_*`` variables (what ``serve --workers N`` runs in each process)."""
+    return create_app(ServiceSettings())

@@ -1,0 +1,1045 @@
+"""The match ledger: apply matches exactly once and in order, void, re-rate, verify and read.
+
+Everything here takes a :class:`~sedma_elo.storage.Database` (or a connection inside one of its
+transactions) and returns plain domain objects; the HTTP routes and the CLI are thin layers on top.
+
+Guarantees (see ``docs/service.md``):
+
+* a batch of matches is applied in one transaction: ledger rows, rating changes and ratings commit
+  together or not at all;
+* a ``match_id`` is stored once (unique constraint); a repeat with the same canonical body gets the
+  stored response, with a different body a :class:`~sedma_elo.errors.ConflictError`;
+* ``sequence`` is taken after the players' rows are locked (``SELECT ... FOR UPDATE`` in player id
+  order on PostgreSQL, the database write lock on SQLite), so two matches sharing a player get
+  sequences in the order they were applied, and replaying the ledger by sequence reproduces every
+  stored rating (:func:`verify`);
+* void and re-rate take the whole ledger exclusively and rebuild ratings from the ledger.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sqlalchemy import Connection, and_, bindparam, delete, func, insert, or_, select, text, update
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+
+from ..engine import RatingResult, rate
+from ..errors import ConflictError, NotFoundError, SedmaEloError, ValidationError
+from ..explain import change_to_dict
+from ..model import Match
+from ..rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules, rules_from_toml
+from ..storage import Database
+from ..storage.schema import matches, player_ratings, rating_changes, rating_versions
+from .payload import Submission, match_from_body, submission_from_match
+
+__all__ = [
+    "ApplyOutcome",
+    "HistoryPage",
+    "ImportReport",
+    "LeaderboardPage",
+    "Ledger",
+    "PlayerRecord",
+    "VerifyReport",
+    "VersionInfo",
+    "now_text",
+    "replay",
+]
+
+_log = logging.getLogger(__name__)
+
+MAX_PAGE = 500
+_RETRIES = 20
+
+
+def now_text() -> str:
+    """The current UTC time as ISO 8601 text."""
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+# ---------------------------------------------------------------------------- domain objects
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    """A ratings version: the rules its ratings were computed with."""
+
+    id: int
+    label: str
+    rules: Rules
+    active: bool
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able summary (without the rules text)."""
+        return {
+            "id": self.id,
+            "label": self.label,
+            "rules": self.rules.label,
+            "active": self.active,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyOutcome:
+    """What happened to one submitted match.
+
+    ``status`` is ``created`` (applied now, answer 201), ``repeat`` (same body seen before, 200)
+    or ``error`` (``error`` says why; nothing was stored for it). ``body`` is the JSON answer.
+    """
+
+    status: Literal["created", "repeat", "error"]
+    body: str = ""
+    error: SedmaEloError | None = None
+    failure: Exception | None = None  # an unexpected error (a server error, not the client's)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRecord:
+    """A player's current standing in a ratings version."""
+
+    player_id: str
+    rating: int
+    matches_played: int
+    last_sequence: int
+    version_id: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "player_id": self.player_id,
+            "rating": self.rating,
+            "matches_played": self.matches_played,
+            "last_sequence": self.last_sequence,
+            "ratings_version": self.version_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardPage:
+    """One page of the leaderboard; ``next_cursor`` is ``None`` on the last page."""
+
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+    version_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """One page of a player's rating history, oldest first."""
+
+    player_id: str
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+@dataclass
+class ImportReport:
+    """What an import did: matches applied, repeats recognised, and refusals with their reasons."""
+
+    created: int = 0
+    repeated: int = 0
+    refused: list[str] = field(default_factory=list)
+
+
+@dataclass
+class VerifyReport:
+    """The result of :func:`Ledger.verify`: empty ``mismatches`` means every version agrees."""
+
+    versions: int = 0
+    matches: int = 0
+    players: int = 0
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the stored ratings equal a pure replay of the ledger."""
+        return not self.mismatches
+
+
+# ---------------------------------------------------------------------------- pure replay
+def replay(
+    entries: Iterable[tuple[int, Match]], rules: Rules, ratings: dict[str, int] | None = None
+) -> Iterator[tuple[int, RatingResult]]:
+    """Apply matches in the given order with the pure engine, updating ``ratings`` in place.
+
+    Yields each ``(sequence, result)``. This is the definition every stored rating must agree with.
+    """
+    current = {} if ratings is None else ratings
+    for seq, match in entries:
+        result = rate(match, current, rules)
+        for change in result.changes:
+            current[change.player_id] = change.rating_after
+        yield seq, result
+
+
+def _is_retryable(exc: DBAPIError) -> bool:
+    if isinstance(exc, IntegrityError):
+        return True  # a concurrent insert of the same player or match id; the retry sees it
+    if isinstance(exc, OperationalError):
+        msg = str(exc.orig).lower()
+        return "deadlock" in msg or "could not serialize" in msg or "database is locked" in msg
+    return False
+
+
+def _encode_cursor(*parts: object) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(json.dumps(list(parts)).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, field_name: str = "cursor") -> list[Any]:
+    import base64
+
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationError(field_name, "is not a cursor returned by this service") from exc
+    if not isinstance(value, list):
+        raise ValidationError(field_name, "is not a cursor returned by this service")
+    return value
+
+
+class Ledger:
+    """The rating service's logic over one database (SQLite or PostgreSQL)."""
+
+    #: How long a reader trusts the active version id it last saw; a switch made by this process is
+    #: seen at once, one made by another process within this many seconds.
+    ACTIVE_TTL = 1.0
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._versions: dict[int, VersionInfo] = {}
+        self._pg = db.dialect == "postgresql"
+        self._active: tuple[int, float] | None = None
+        self._ph = "%s" if self._pg else "?"
+
+    def active_id(self) -> int:
+        """The active version's id for readers (cached for :attr:`ACTIVE_TTL` seconds).
+
+        Raises:
+            NotFoundError: there is no ratings version yet.
+        """
+        cached = self._active
+        now = time.monotonic()
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        rows = self.db.query("SELECT id FROM rating_versions WHERE active")
+        if not rows:
+            raise NotFoundError("there is no active ratings version")
+        vid = int(rows[0][0])
+        self._active = (vid, now + self.ACTIVE_TTL)
+        return vid
+
+    # ------------------------------------------------------------------ versions
+    def _version(self, conn: Connection, version_id: int) -> VersionInfo:
+        found = self._versions.get(version_id)
+        if found is not None:
+            return found
+        row = conn.execute(select(rating_versions).where(rating_versions.c.id == version_id)).first()
+        if row is None:
+            raise NotFoundError(f"ratings version {version_id} does not exist")
+        info = VersionInfo(row.id, row.label, rules_from_toml(row.rules_toml), False, row.created_at)
+        self._versions[version_id] = info  # rules of a version never change: safe to keep
+        return info
+
+    def _active_id(self, conn: Connection) -> int:
+        vid = conn.execute(select(rating_versions.c.id).where(rating_versions.c.active)).scalar()
+        if vid is None:
+            raise NotFoundError("there is no active ratings version")
+        return int(vid)
+
+    def active_version(self, conn: Connection | None = None) -> VersionInfo:
+        """The version that writes go to and reads come from (created with the reference rules if none)."""
+        if conn is None:
+            with self.db.read.connect() as c:
+                vid = c.execute(select(rating_versions.c.id).where(rating_versions.c.active)).scalar()
+            if vid is None:
+                self.ensure_version()
+                return self.active_version()
+            with self.db.read.connect() as c:
+                info = self._version(c, int(vid))
+        else:
+            info = self._version(conn, self._active_id(conn))
+        return VersionInfo(info.id, info.label, info.rules, True, info.created_at)
+
+    def ensure_version(self, rules: Rules = REFERENCE_RULES) -> int:
+        """Create the first ratings version with ``rules`` when there is none; return the active id."""
+        with self.db.write.begin() as conn:
+            self._lock_ledger(conn)
+            vid = conn.execute(select(rating_versions.c.id).where(rating_versions.c.active)).scalar()
+            if vid is not None:
+                return int(vid)
+            return self._insert_version(conn, rules, rules.label, active=True)
+
+    def _insert_version(self, conn: Connection, rules: Rules, label: str, *, active: bool) -> int:
+        result = conn.execute(
+            insert(rating_versions)
+            .values(
+                label=label,
+                rules_label=rules.label,
+                rules_toml=rules.to_toml(),
+                active=active,
+                created_at=now_text(),
+            )
+            .returning(rating_versions.c.id)
+        )
+        return int(result.scalar_one())
+
+    def versions(self) -> list[VersionInfo]:
+        """Every ratings version, oldest first."""
+        with self.db.read.connect() as conn:
+            rows = conn.execute(select(rating_versions).order_by(rating_versions.c.id)).all()
+            out = []
+            for row in rows:
+                info = self._version(conn, row.id)
+                out.append(VersionInfo(info.id, info.label, info.rules, bool(row.active), info.created_at))
+        return out
+
+    def _lock_ledger(self, conn: Connection) -> None:
+        # SQLite: BEGIN IMMEDIATE already holds the single write lock. PostgreSQL: EXCLUSIVE blocks
+        # every match write (ROW EXCLUSIVE) but lets readers through.
+        if self._pg:
+            conn.exec_driver_sql("LOCK TABLE matches IN EXCLUSIVE MODE")
+
+    # ------------------------------------------------------------------ writes
+    def apply(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+        """Apply a batch of matches in one transaction, in the given order; never raises for one bad match.
+
+        A repeated ``match_id`` (stored before or earlier in the batch) gets ``repeat`` when its
+        canonical body is equal and a :class:`ConflictError` otherwise. If the batch transaction
+        fails as a whole, each match is retried in a transaction of its own so that one bad match
+        cannot fail the others.
+        """
+        if not submissions:
+            return []
+        try:
+            return self._apply_with_retry(submissions)
+        except Exception:
+            if len(submissions) == 1:
+                raise
+        outcomes = []
+        for sub in submissions:
+            try:
+                outcomes.append(self._apply_with_retry([sub])[0])
+            except Exception as exc:  # only this match fails (answered 500); the others stand
+                outcomes.append(ApplyOutcome("error", failure=exc))
+        return outcomes
+
+    def _apply_with_retry(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+        for attempt in range(_RETRIES):
+            try:
+                with self.db.write.begin() as conn:
+                    return self._apply_in(conn, submissions)
+            except DBAPIError as exc:
+                if attempt == _RETRIES - 1 or not _is_retryable(exc):
+                    raise
+                _log.info("retrying a batch of %d: %s", len(submissions), str(exc.orig).splitlines()[0])
+                time.sleep(0.002 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _apply_in(self, conn: Connection, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+        if self._pg:
+            # Conflicts with void/re-rate's EXCLUSIVE lock, so the active version read next is current.
+            conn.exec_driver_sql("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
+        # The hot path talks to the driver directly (no statement compilation); errors are still
+        # wrapped by SQLAlchemy, so the retry logic sees them.
+        ph = self._ph
+        active = conn.exec_driver_sql("SELECT id FROM rating_versions WHERE active").scalar()
+        if active is None:
+            raise NotFoundError("there is no active ratings version")
+        version = self._version(conn, int(active))
+        ids = list({s.match_id for s in subs})
+        stored = {
+            row[0]: (row[1], row[2])
+            for row in conn.exec_driver_sql(
+                "SELECT match_id, body_hash, response FROM matches"
+                f" WHERE match_id IN ({', '.join([ph] * len(ids))})",
+                tuple(ids),
+            )
+        }
+        outcomes: list[ApplyOutcome | None] = [None] * len(subs)
+        first_in_batch: dict[str, int] = {}
+        todo: list[int] = []
+        for i, sub in enumerate(subs):
+            seen = stored.get(sub.match_id)
+            if seen is not None:
+                outcomes[i] = self._repeat_or_conflict(sub, seen[0], seen[1])
+            elif sub.match_id in first_in_batch:
+                continue  # settled after the first one is applied
+            else:
+                first_in_batch[sub.match_id] = i
+                todo.append(i)
+
+        players = sorted({p for i in todo for p in subs[i].match.players})
+        ratings: dict[str, int] = {}
+        played: dict[str, int] = {}
+        if players:
+            rows = conn.exec_driver_sql(
+                "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = "
+                f"{ph} AND player_id IN ({', '.join([ph] * len(players))}) ORDER BY player_id"
+                + (" FOR UPDATE" if self._pg else ""),
+                (version.id, *players),
+            )
+            for pid, rating, count in rows:
+                ratings[pid] = rating
+                played[pid] = count
+        known = set(ratings)
+        # The sequence is taken only now, with every player of the batch locked.
+        sequences = self._next_sequences(conn, len(todo))
+
+        match_rows: list[dict[str, Any]] = []
+        change_rows: list[dict[str, Any]] = []
+        last_seq: dict[str, int] = {}
+        created_at = now_text()
+        used = 0
+        for i in todo:
+            sub = subs[i]
+            try:
+                result = rate(sub.match, ratings, version.rules)
+            except SedmaEloError as exc:
+                outcomes[i] = ApplyOutcome("error", error=exc)
+                continue
+            seq = sequences[used]
+            used += 1
+            response = self._response_text(sub, seq, version, result)
+            for change in result.changes:
+                pid = change.player_id
+                ratings[pid] = change.rating_after
+                played[pid] = played.get(pid, 0) + 1
+                last_seq[pid] = seq
+                change_rows.append(
+                    {
+                        "version_id": version.id,
+                        "sequence": seq,
+                        "player_id": pid,
+                        "rating_before": change.rating_before,
+                        "rating_after": change.rating_after,
+                    }
+                )
+            match_rows.append(
+                {
+                    "sequence": seq,
+                    "match_id": sub.match_id,
+                    "body": sub.body,
+                    "body_hash": sub.body_hash,
+                    "response": response,
+                    "played_at": sub.played_at,
+                    "version_id": version.id,
+                    "voided": False,
+                    "void_reason": None,
+                    "created_at": created_at,
+                }
+            )
+            outcomes[i] = ApplyOutcome("created", response)
+        if match_rows:
+            conn.execute(insert(matches), match_rows)
+            conn.execute(insert(rating_changes), change_rows)
+            self._store_players(conn, version.id, ratings, played, last_seq, known)
+
+        for i, sub in enumerate(subs):
+            if outcomes[i] is None:
+                first = outcomes[first_in_batch[sub.match_id]]
+                assert first is not None
+                if first.status == "created":
+                    outcomes[i] = self._repeat_or_conflict(
+                        sub, subs[first_in_batch[sub.match_id]].body_hash, first.body
+                    )
+                else:
+                    outcomes[i] = first
+        return [o for o in outcomes if o is not None]
+
+    @staticmethod
+    def _repeat_or_conflict(sub: Submission, body_hash: str, response: str) -> ApplyOutcome:
+        if body_hash == sub.body_hash:
+            return ApplyOutcome("repeat", response)
+        return ApplyOutcome(
+            "error",
+            error=ConflictError(f"match_id {sub.match_id!r} was already used for a different match"),
+        )
+
+    def _next_sequences(self, conn: Connection, n: int) -> list[int]:
+        if n == 0:
+            return []
+        if self._pg:
+            rows = conn.execute(
+                text("SELECT nextval('ledger_sequence') FROM generate_series(1, :n)"), {"n": n}
+            ).scalars()
+            return sorted(int(v) for v in rows)
+        top = conn.execute(select(func.coalesce(func.max(matches.c.sequence), 0))).scalar_one()
+        return list(range(int(top) + 1, int(top) + 1 + n))
+
+    def _store_players(
+        self,
+        conn: Connection,
+        version_id: int,
+        ratings: dict[str, int],
+        played: dict[str, int],
+        last_seq: dict[str, int],
+        known: set[str],
+    ) -> None:
+        new_rows: list[dict[str, Any]] = []
+        old_rows: list[dict[str, Any]] = []
+        for pid, seq in sorted(last_seq.items()):  # a fixed order: concurrent inserts cannot deadlock
+            row = {
+                "version_id": version_id,
+                "player_id": pid,
+                "rating": ratings[pid],
+                "matches_played": played[pid],
+                "last_sequence": seq,
+            }
+            (old_rows if pid in known else new_rows).append(row)
+        if new_rows:
+            conn.execute(insert(player_ratings), new_rows)
+        if old_rows and self._pg:
+            # One statement instead of one round trip per player.
+            conn.execute(
+                text(
+                    "UPDATE player_ratings AS p SET rating = u.rating, matches_played = u.played, "
+                    "last_sequence = u.last FROM unnest(CAST(:ids AS text[]), CAST(:ratings AS integer[]), "
+                    "CAST(:played AS integer[]), CAST(:last AS bigint[])) "
+                    "AS u(player_id, rating, played, last) "
+                    "WHERE p.version_id = :vid AND p.player_id = u.player_id"
+                ),
+                {
+                    "ids": [r["player_id"] for r in old_rows],
+                    "ratings": [r["rating"] for r in old_rows],
+                    "played": [r["matches_played"] for r in old_rows],
+                    "last": [r["last_sequence"] for r in old_rows],
+                    "vid": version_id,
+                },
+            )
+        elif old_rows:
+            conn.execute(
+                update(player_ratings)
+                .where(
+                    player_ratings.c.version_id == bindparam("b_version_id"),
+                    player_ratings.c.player_id == bindparam("b_player_id"),
+                )
+                .values(
+                    rating=bindparam("b_rating"),
+                    matches_played=bindparam("b_matches_played"),
+                    last_sequence=bindparam("b_last_sequence"),
+                ),
+                [{f"b_{k}": v for k, v in r.items()} for r in old_rows],
+            )
+
+    # ------------------------------------------------------------------ explanations
+    @staticmethod
+    def _response_text(sub: Submission, seq: int, version: VersionInfo, result: RatingResult) -> str:
+        """The JSON text of :meth:`match_view` for a just-applied match, reusing the canonical body text."""
+        compact = (",", ":")
+        head = json.dumps(
+            {
+                "match_id": sub.match_id,
+                "sequence": seq,
+                "played_at": sub.played_at,
+                "voided": False,
+                "void_reason": None,
+            },
+            separators=compact,
+            ensure_ascii=False,
+        )
+        tail = json.dumps(
+            {
+                "ratings_version": {"id": version.id, "label": version.label, "rules": version.rules.label},
+                "changes": [change_to_dict(result, c.player_id) for c in result.changes],
+            },
+            separators=compact,
+            ensure_ascii=False,
+        )
+        return f'{head[:-1]},"match":{sub.body},{tail[1:]}'
+
+    @staticmethod
+    def match_view(
+        body: dict[str, Any],
+        sequence: int,
+        played_at: str | None,
+        version: VersionInfo,
+        result: RatingResult | None,
+        voided: bool,
+        void_reason: str | None,
+    ) -> dict[str, Any]:
+        """The JSON answer for one match: the match, its sequence, the version and the explanation."""
+        return {
+            "match_id": body["match_id"],
+            "sequence": sequence,
+            "played_at": played_at,
+            "voided": voided,
+            "void_reason": void_reason,
+            "match": body,
+            "ratings_version": {"id": version.id, "label": version.label, "rules": version.rules.label},
+            "changes": []
+            if result is None
+            else [change_to_dict(result, c.player_id) for c in result.changes],
+        }
+
+    def get_match(self, match_id: str) -> dict[str, Any]:
+        """The match as stored, with the explanation of its changes in the active version.
+
+        Raises:
+            NotFoundError: no match has this id.
+        """
+        with self.db.read.connect() as conn:
+            row = conn.execute(select(matches).where(matches.c.match_id == match_id)).first()
+            if row is None:
+                raise NotFoundError(f"match {match_id!r} does not exist")
+            version = self._version(conn, self._active_id(conn))
+            result = None
+            if not row.voided:
+                before = {
+                    r.player_id: r.rating_before
+                    for r in conn.execute(
+                        select(rating_changes.c.player_id, rating_changes.c.rating_before).where(
+                            rating_changes.c.version_id == version.id,
+                            rating_changes.c.sequence == row.sequence,
+                        )
+                    )
+                }
+                result = rate(match_from_body(row.body), before, version.rules)
+        return self.match_view(
+            json.loads(row.body),
+            row.sequence,
+            row.played_at,
+            version,
+            result,
+            bool(row.voided),
+            row.void_reason,
+        )
+
+    # ------------------------------------------------------------------ reads
+    def get_player(self, player_id: str, version_id: int | None = None) -> PlayerRecord:
+        """A player's rating in the active (or given) version.
+
+        Raises:
+            NotFoundError: the player has no match in that version.
+        """
+        vid = self.active_id() if version_id is None else version_id
+        rows = self.db.query(
+            "SELECT rating, matches_played, last_sequence FROM player_ratings"
+            " WHERE version_id = ? AND player_id = ?",
+            (vid, player_id),
+        )
+        if not rows:
+            raise NotFoundError(f"player {player_id!r} has no rated match")
+        rating, played, last = rows[0]
+        return PlayerRecord(player_id, rating, played, last, vid)
+
+    def player_history(self, player_id: str, limit: int = 50, cursor: str | None = None) -> HistoryPage:
+        """The player's rating after each match, oldest first, ``limit`` per page (1..500).
+
+        Raises:
+            NotFoundError: the player has no match in the active version.
+            ValidationError: bad ``limit`` or ``cursor``.
+        """
+        _check_limit(limit)
+        after = -1
+        if cursor is not None:
+            parts = _decode_cursor(cursor)
+            if len(parts) != 1 or not isinstance(parts[0], int):
+                raise ValidationError("cursor", "is not a cursor returned by this service")
+            after = parts[0]
+        with self.db.read.connect() as conn:
+            vid = self._active_id(conn)
+            exists = conn.execute(
+                select(player_ratings.c.player_id).where(
+                    player_ratings.c.version_id == vid, player_ratings.c.player_id == player_id
+                )
+            ).first()
+            if exists is None:
+                raise NotFoundError(f"player {player_id!r} has no rated match")
+            rows = conn.execute(
+                select(
+                    rating_changes.c.sequence,
+                    rating_changes.c.rating_before,
+                    rating_changes.c.rating_after,
+                    matches.c.match_id,
+                    matches.c.played_at,
+                )
+                .join(matches, matches.c.sequence == rating_changes.c.sequence)
+                .where(
+                    rating_changes.c.version_id == vid,
+                    rating_changes.c.player_id == player_id,
+                    rating_changes.c.sequence > after,
+                )
+                .order_by(rating_changes.c.sequence)
+                .limit(limit + 1)
+            ).all()
+        items = [
+            {
+                "sequence": r.sequence,
+                "match_id": r.match_id,
+                "played_at": r.played_at,
+                "rating_before": r.rating_before,
+                "rating_after": r.rating_after,
+                "delta": r.rating_after - r.rating_before,
+            }
+            for r in rows[:limit]
+        ]
+        nxt = _encode_cursor(rows[limit - 1].sequence) if len(rows) > limit else None
+        return HistoryPage(player_id, items, nxt)
+
+    def leaderboard(
+        self, limit: int = 50, cursor: str | None = None, version_id: int | None = None
+    ) -> LeaderboardPage:
+        """Players by rating, highest first, ties by player id; keyset pages of ``limit`` (1..500).
+
+        The cursor carries the last row's (rating, player id, rank), so a page costs one index range
+        read however deep it is; ranks on later pages assume nobody moved in between.
+
+        Raises:
+            ValidationError: bad ``limit`` or ``cursor``.
+        """
+        _check_limit(limit)
+        vid = self.active_id() if version_id is None else version_id
+        rank = 0
+        columns = "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = ?"
+        order = " ORDER BY rating DESC, player_id LIMIT ?"
+        if cursor is None:
+            rows = self.db.query(columns + order, (vid, limit + 1))
+        else:
+            parts = _decode_cursor(cursor)
+            if (
+                len(parts) != 3
+                or not all(isinstance(p, int) and not isinstance(p, bool) for p in (parts[0], parts[2]))
+                or not isinstance(parts[1], str)
+                or not MIN_RATING <= parts[0] <= MAX_RATING
+                or not 0 <= parts[2] < 2**62
+            ):
+                raise ValidationError("cursor", "is not a cursor returned by this service")
+            rating, pid, rank = parts
+            rows = self.db.query(
+                columns + " AND (rating < ? OR (rating = ? AND player_id > ?))" + order,
+                (vid, rating, rating, pid, limit + 1),
+            )
+        items = [
+            {
+                "rank": rank + n + 1,
+                "player_id": r[0],
+                "rating": r[1],
+                "matches_played": r[2],
+            }
+            for n, r in enumerate(rows[:limit])
+        ]
+        nxt = None
+        if len(rows) > limit:
+            last = items[-1]
+            nxt = _encode_cursor(last["rating"], last["player_id"], last["rank"])
+        return LeaderboardPage(items, nxt, vid)
+
+    def around(self, player_id: str, span: int = 5) -> LeaderboardPage:
+        """The player's exact rank with up to ``span`` (0..100) players above and below.
+
+        Raises:
+            NotFoundError: the player has no match in the active version.
+            ValidationError: ``span`` out of range.
+        """
+        if not 0 <= span <= 100:
+            raise ValidationError("span", "must be within [0, 100]")
+        pr = player_ratings.c
+        with self.db.read.connect() as conn:
+            vid = self._active_id(conn)
+            me = conn.execute(
+                select(pr.rating, pr.matches_played).where(pr.version_id == vid, pr.player_id == player_id)
+            ).first()
+            if me is None:
+                raise NotFoundError(f"player {player_id!r} has no rated match")
+            better = or_(pr.rating > me.rating, and_(pr.rating == me.rating, pr.player_id < player_id))
+            worse = or_(pr.rating < me.rating, and_(pr.rating == me.rating, pr.player_id > player_id))
+            rank = (
+                int(
+                    conn.execute(
+                        select(func.count()).select_from(player_ratings).where(pr.version_id == vid, better)
+                    ).scalar_one()
+                )
+                + 1
+            )
+            cols = (pr.player_id, pr.rating, pr.matches_played)
+            above = conn.execute(
+                select(*cols)
+                .where(pr.version_id == vid, better)
+                .order_by(pr.rating, pr.player_id.desc())
+                .limit(span)
+            ).all()
+            below = conn.execute(
+                select(*cols)
+                .where(pr.version_id == vid, worse)
+                .order_by(pr.rating.desc(), pr.player_id)
+                .limit(span)
+            ).all()
+        ordered = [*reversed(above), (player_id, me.rating, me.matches_played), *below]
+        start = rank - len(above)
+        items = [
+            {"rank": start + n, "player_id": r[0], "rating": r[1], "matches_played": r[2]}
+            for n, r in enumerate(ordered)
+        ]
+        return LeaderboardPage(items, None, vid)
+
+    def ledger_size(self) -> int:
+        """How many matches the ledger holds (voided ones included)."""
+        with self.db.read.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(matches)).scalar_one())
+
+    def ledger(self, *, include_voided: bool = False) -> Iterator[tuple[int, Match]]:
+        """Every match in sequence order as ``(sequence, match)``.
+
+        ``played_at`` is the posted time, or the time the service applied the match when none was
+        posted (a history file needs one).
+        """
+        with self.db.read.connect() as conn:
+            query = select(
+                matches.c.sequence, matches.c.body, matches.c.played_at, matches.c.created_at
+            ).order_by(matches.c.sequence)
+            if not include_voided:
+                query = query.where(matches.c.voided.is_(False))
+            rows = conn.execute(query).all()
+        for row in rows:
+            match = match_from_body(row.body)
+            stamp = row.played_at or row.created_at
+            when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            match = dataclasses.replace(match, played_at=when)
+            yield row.sequence, match
+
+    def import_matches(self, items: Iterable[Match], batch: int = 1000) -> ImportReport:
+        """Apply matches through the same path as ``POST /v1/matches``, ``batch`` per transaction.
+
+        Matches already in the ledger with the same body count as repeats; a different body under a
+        known ``match_id`` is a conflict and is skipped (listed in the report), as are matches the
+        engine refuses.
+        """
+        report = ImportReport()
+        pending: list[Submission] = []
+
+        def flush() -> None:
+            for sub, outcome in zip(pending, self.apply(pending), strict=True):
+                if outcome.status == "created":
+                    report.created += 1
+                elif outcome.status == "repeat":
+                    report.repeated += 1
+                else:
+                    report.refused.append(f"{sub.match_id}: {outcome.error}")
+            pending.clear()
+
+        for match in items:
+            pending.append(submission_from_match(match))
+            if len(pending) >= batch:
+                flush()
+        if pending:
+            flush()
+        return report
+
+    # ------------------------------------------------------------------ admin
+    def void(self, match_id: str, reason: str = "") -> dict[str, Any]:
+        """Void a match and recompute every version from it on; return the match's view.
+
+        Voiding an already voided match changes nothing.
+
+        Raises:
+            NotFoundError: no match has this id.
+        """
+        with self.db.write.begin() as conn:
+            self._lock_ledger(conn)
+            row = conn.execute(
+                select(matches.c.sequence, matches.c.voided).where(matches.c.match_id == match_id)
+            ).first()
+            if row is None:
+                raise NotFoundError(f"match {match_id!r} does not exist")
+            if not row.voided:
+                conn.execute(
+                    update(matches)
+                    .where(matches.c.sequence == row.sequence)
+                    .values(voided=True, void_reason=reason[:500] or None)
+                )
+                for vid in conn.execute(select(rating_versions.c.id)).scalars().all():
+                    self._rebuild_from(conn, int(vid), row.sequence)
+        return self.get_match(match_id)
+
+    def rerate(self, rules: Rules, label: str | None = None, *, activate: bool = True) -> VersionInfo:
+        """Replay the whole non-voided ledger under ``rules`` into a new version; optionally activate it.
+
+        Runs in one transaction holding the ledger exclusively: writes wait, reads go on against the
+        old active version until the switch commits.
+        """
+        with self.db.write.begin() as conn:
+            self._lock_ledger(conn)
+            vid = self._insert_version(conn, rules, label or rules.label, active=False)
+            self._rebuild_from(conn, vid, 0)
+            if activate:
+                self._switch(conn, vid)
+        self._active = None
+        return next(v for v in self.versions() if v.id == vid)
+
+    def activate(self, version_id: int) -> VersionInfo:
+        """Make ``version_id`` the active version (atomically; the previous one stays readable).
+
+        Raises:
+            NotFoundError: no such version.
+        """
+        with self.db.write.begin() as conn:
+            self._lock_ledger(conn)
+            self._version(conn, version_id)
+            # An inactive version received no new matches: catch it up with the ledger first.
+            self._rebuild_from(conn, version_id, self._through(conn, version_id) + 1)
+            self._switch(conn, version_id)
+        self._active = None
+        return next(v for v in self.versions() if v.id == version_id)
+
+    @staticmethod
+    def _through(conn: Connection, version_id: int) -> int:
+        """The last sequence applied to a version: it holds every non-voided match up to there."""
+        last = conn.execute(
+            select(func.max(rating_changes.c.sequence)).where(rating_changes.c.version_id == version_id)
+        ).scalar()
+        return int(last or 0)
+
+    @staticmethod
+    def _switch(conn: Connection, version_id: int) -> None:
+        conn.execute(update(rating_versions).where(rating_versions.c.id != version_id).values(active=False))
+        conn.execute(update(rating_versions).where(rating_versions.c.id == version_id).values(active=True))
+
+    def _rebuild_from(self, conn: Connection, vid: int, start: int) -> None:
+        """Recompute version ``vid`` for every non-voided match with ``sequence >= start``."""
+        version = self._version(conn, vid)
+        rc, pr = rating_changes.c, player_ratings.c
+        # Roll every touched player back to where they stood before ``start``.
+        firsts = conn.execute(
+            select(rc.player_id, func.min(rc.sequence).label("first"))
+            .where(rc.version_id == vid, rc.sequence >= start)
+            .group_by(rc.player_id)
+        ).all()
+        for pid, first in firsts:
+            before = conn.execute(
+                select(rc.rating_before).where(
+                    rc.version_id == vid, rc.player_id == pid, rc.sequence == first
+                )
+            ).scalar_one()
+            earlier = conn.execute(
+                select(func.count(), func.max(rc.sequence)).where(
+                    rc.version_id == vid, rc.player_id == pid, rc.sequence < start
+                )
+            ).one()
+            if earlier[0] == 0:
+                conn.execute(delete(player_ratings).where(pr.version_id == vid, pr.player_id == pid))
+            else:
+                conn.execute(
+                    update(player_ratings)
+                    .where(pr.version_id == vid, pr.player_id == pid)
+                    .values(rating=before, matches_played=earlier[0], last_sequence=earlier[1])
+                )
+        conn.execute(delete(rating_changes).where(rc.version_id == vid, rc.sequence >= start))
+
+        ratings: dict[str, int] = {}
+        played: dict[str, int] = {}
+        known: set[str] = set()
+        last_seq: dict[str, int] = {}
+        rows = conn.execute(
+            select(matches.c.sequence, matches.c.body)
+            .where(matches.c.sequence >= start, matches.c.voided.is_(False))
+            .order_by(matches.c.sequence)
+        ).all()
+        chunk: list[dict[str, Any]] = []
+        for row in rows:
+            match = match_from_body(row.body)
+            missing = [p for p in match.players if p not in ratings and p not in played]
+            if missing:
+                for r in conn.execute(
+                    select(pr.player_id, pr.rating, pr.matches_played).where(
+                        pr.version_id == vid, pr.player_id.in_(missing)
+                    )
+                ):
+                    ratings[r.player_id] = r.rating
+                    played[r.player_id] = r.matches_played
+                    known.add(r.player_id)
+                for p in missing:
+                    played.setdefault(p, 0)
+            result = rate(match, ratings, version.rules)
+            for change in result.changes:
+                ratings[change.player_id] = change.rating_after
+                played[change.player_id] += 1
+                last_seq[change.player_id] = row.sequence
+                chunk.append(
+                    {
+                        "version_id": vid,
+                        "sequence": row.sequence,
+                        "player_id": change.player_id,
+                        "rating_before": change.rating_before,
+                        "rating_after": change.rating_after,
+                    }
+                )
+            if len(chunk) >= 5000:
+                conn.execute(insert(rating_changes), chunk)
+                chunk = []
+        if chunk:
+            conn.execute(insert(rating_changes), chunk)
+        self._store_players(conn, vid, ratings, played, last_seq, known)
+
+    # ------------------------------------------------------------------ verify
+    def verify(self) -> VerifyReport:
+        """Replay the non-voided ledger with the pure engine for every version and compare.
+
+        Compares each stored rating change (before and after) and each player's final rating and
+        match count. The active version must hold the whole non-voided ledger; an inactive version is
+        a snapshot and must hold exactly the non-voided matches up to the last one it applied. The
+        report lists every difference (at most 100).
+        """
+        report = VerifyReport()
+        with self.db.read.begin() as conn:
+            entries = [
+                (int(r.sequence), match_from_body(r.body))
+                for r in conn.execute(
+                    select(matches.c.sequence, matches.c.body)
+                    .where(matches.c.voided.is_(False))
+                    .order_by(matches.c.sequence)
+                )
+            ]
+            report.matches = len(entries)
+            versions = conn.execute(
+                select(rating_versions.c.id, rating_versions.c.active).order_by(rating_versions.c.id)
+            ).all()
+            for vid, active in versions:
+                report.versions += 1
+                version = self._version(conn, int(vid))
+                through = None if active else self._through(conn, int(vid))
+                covered = entries if through is None else [e for e in entries if e[0] <= through]
+                expected_changes: dict[tuple[int, str], tuple[int, int]] = {}
+                ratings: dict[str, int] = {}
+                counts: dict[str, int] = {}
+                for seq, result in replay(covered, version.rules, ratings):
+                    for c in result.changes:
+                        expected_changes[(seq, c.player_id)] = (c.rating_before, c.rating_after)
+                        counts[c.player_id] = counts.get(c.player_id, 0) + 1
+                stored_changes = {
+                    (int(r.sequence), r.player_id): (r.rating_before, r.rating_after)
+                    for r in conn.execute(select(rating_changes).where(rating_changes.c.version_id == vid))
+                }
+                stored_players = {
+                    r.player_id: (r.rating, r.matches_played)
+                    for r in conn.execute(select(player_ratings).where(player_ratings.c.version_id == vid))
+                }
+                report.players += len(stored_players)
+                for key in sorted(set(expected_changes) | set(stored_changes)):
+                    if expected_changes.get(key) != stored_changes.get(key):
+                        report.mismatches.append(
+                            f"version {vid}, sequence {key[0]}, player {key[1]}: stored "
+                            f"{stored_changes.get(key)}, replay {expected_changes.get(key)}"
+                        )
+                for pid in sorted(set(ratings) | set(stored_players)):
+                    want = (ratings[pid], counts[pid]) if pid in ratings else None
+                    if stored_players.get(pid) != want:
+                        report.mismatches.append(
+                            f"version {vid}, player {pid}: stored (rating, matches) "
+                            f"{stored_players.get(pid)}, replay {want}"
+                        )
+        del report.mismatches[100:]
+        return report
+
+
+def _check_limit(limit: int) -> None:
+    if isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
+        raise ValidationError("limit", f"must be within [1, {MAX_PAGE}]")

@@ -1,0 +1,212 @@
+"""The JSON form of a match on the wire, its validation, and its canonical text.
+
+Two forms share one schema:
+
+* one against one: ``player_a``, ``player_b`` and ``stats`` keyed by side ``"a"`` / ``"b"``;
+* two against two: ``team_a``, ``team_b`` (two player ids each) and ``stats`` keyed by player id.
+
+``winner`` is ``"a"``, ``"b"`` or ``"draw"`` in both. Missing statistics count as zero. The canonical
+text (every field, defaults filled in, keys sorted, times in UTC) decides whether a repeated
+``match_id`` carries "the same body".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from ..errors import ValidationError
+from ..model import MAX_COUNT, Match, PlayerStats
+
+__all__ = ["ID_PATTERN", "MatchIn", "StatsIn", "Submission", "canonical_json", "submission_from_payload"]
+
+#: Ids travel in URL paths: no slash, no control character, no surrounding blanks.
+ID_PATTERN = r"^[^/\s\x00-\x1f\x7f](?:[^/\x00-\x1f\x7f]{0,126}[^/\s\x00-\x1f\x7f])?$"
+Id = Annotated[str, Field(min_length=1, max_length=128, pattern=ID_PATTERN)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT, strict=True)]
+
+
+class StatsIn(BaseModel):
+    """One player's counts in one match (each an integer from 0 to 1,000,000; missing means 0)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bad_moves: Count = 0
+    won_by_16: Count = 0
+    won_by_24: Count = 0
+    won_by_4_and_last: Count = 0
+
+
+class MatchIn(BaseModel):
+    """A finished match as posted to ``POST /v1/matches``.
+
+    Give either ``player_a`` and ``player_b`` (stats keyed ``"a"``/``"b"``) or ``team_a`` and ``team_b``
+    (two players each; stats keyed by player id). A draw is ``"winner": "draw"``.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "match_id": "m-1",
+                    "played_at": "2026-11-29T12:00:00Z",
+                    "player_a": "alice",
+                    "player_b": "bob",
+                    "winner": "a",
+                    "stats": {
+                        "a": {"bad_moves": 0, "won_by_16": 1, "won_by_24": 0, "won_by_4_and_last": 0},
+                        "b": {"bad_moves": 2, "won_by_16": 0, "won_by_24": 0, "won_by_4_and_last": 0},
+                    },
+                },
+                {
+                    "match_id": "m-2",
+                    "played_at": "2026-11-29T12:30:00Z",
+                    "team_a": ["alice", "carol"],
+                    "team_b": ["bob", "dave"],
+                    "winner": "draw",
+                    "stats": {"carol": {"won_by_16": 1}},
+                },
+            ]
+        },
+    )
+
+    match_id: Id
+    played_at: AwareDatetime | None = None
+    player_a: Id | None = None
+    player_b: Id | None = None
+    team_a: Annotated[list[Id], Field(min_length=2, max_length=2)] | None = None
+    team_b: Annotated[list[Id], Field(min_length=2, max_length=2)] | None = None
+    winner: Literal["a", "b", "draw"]
+    stats: Annotated[dict[Id, StatsIn], Field(max_length=4)] = Field(default_factory=dict)
+
+
+def canonical_json(data: Any) -> str:
+    """Compact JSON with sorted keys: equal data gives equal text."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _time_text(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    utc = value.astimezone(UTC)
+    text = utc.isoformat(timespec="microseconds" if utc.microsecond else "seconds")
+    return text.replace("+00:00", "Z")
+
+
+class Submission:
+    """A validated match ready for the ledger: the engine's :class:`Match` plus its canonical text."""
+
+    __slots__ = ("body", "body_hash", "match", "played_at")
+
+    def __init__(self, match: Match, body: dict[str, Any], played_at: str | None) -> None:
+        self.match = match
+        self.body = canonical_json(body)
+        self.body_hash = hashlib.sha256(self.body.encode()).hexdigest()
+        self.played_at = played_at
+
+    @property
+    def match_id(self) -> str:
+        """The match's id (always set for a submission)."""
+        assert self.match.match_id is not None
+        return self.match.match_id
+
+
+def _stats(raw: StatsIn | None) -> PlayerStats:
+    if raw is None:
+        return PlayerStats()
+    return PlayerStats(raw.bad_moves, raw.won_by_16, raw.won_by_24, raw.won_by_4_and_last)
+
+
+def submission_from_payload(payload: MatchIn) -> Submission:
+    """Check the fields that depend on each other and build the :class:`Submission`.
+
+    Raises:
+        ValidationError: both or neither form given, stats for someone not in the match, a player
+            against themself (the field is named, e.g. ``player_b`` or ``stats.zoe``).
+    """
+    played_at = _time_text(payload.played_at)
+    single = payload.player_a is not None or payload.player_b is not None
+    team = payload.team_a is not None or payload.team_b is not None
+    if single and team:
+        raise ValidationError("team_a", "give either player_a/player_b or team_a/team_b, not both")
+    if single:
+        if payload.player_a is None:
+            raise ValidationError("player_a", "is required")
+        if payload.player_b is None:
+            raise ValidationError("player_b", "is required")
+        for key in payload.stats:
+            if key not in ("a", "b"):
+                raise ValidationError(f"stats.{key}", "one-against-one stats are keyed by side 'a' or 'b'")
+        sa, sb = _stats(payload.stats.get("a")), _stats(payload.stats.get("b"))
+        match = Match.single(
+            payload.player_a, payload.player_b, payload.winner, sa, sb, match_id=payload.match_id
+        )
+        body: dict[str, Any] = {
+            "match_id": payload.match_id,
+            "played_at": played_at,
+            "player_a": payload.player_a,
+            "player_b": payload.player_b,
+            "winner": payload.winner,
+            "stats": {"a": sa.to_dict(), "b": sb.to_dict()},
+        }
+        return Submission(match, body, played_at)
+    if payload.team_a is None:
+        raise ValidationError("team_a", "is required (or give player_a and player_b)")
+    if payload.team_b is None:
+        raise ValidationError("team_b", "is required")
+    everyone = [*payload.team_a, *payload.team_b]
+    for key in payload.stats:
+        if key not in everyone:
+            raise ValidationError(f"stats.{key}", "is not a player of this match")
+    stats = {pid: _stats(payload.stats.get(pid)) for pid in everyone}
+    match = Match(tuple(payload.team_a), tuple(payload.team_b), payload.winner, stats, payload.match_id)
+    body = {
+        "match_id": payload.match_id,
+        "played_at": played_at,
+        "team_a": list(payload.team_a),
+        "team_b": list(payload.team_b),
+        "winner": payload.winner,
+        "stats": {pid: s.to_dict() for pid, s in stats.items()},
+    }
+    return Submission(match, body, played_at)
+
+
+def submission_from_match(match: Match, played_at: datetime | None = None) -> Submission:
+    """The :class:`Submission` of an engine :class:`Match` (used by the importer)."""
+    if match.match_id is None:
+        raise ValidationError("match_id", "is required")
+    when = played_at if played_at is not None else match.played_at
+    if when is not None and when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    if len(match.team_a) == 1:
+        payload = MatchIn(
+            match_id=match.match_id,
+            played_at=when,
+            player_a=match.team_a[0],
+            player_b=match.team_b[0],
+            winner=match.winner,
+            stats={
+                "a": StatsIn(**match.stats_of(match.team_a[0]).to_dict()),
+                "b": StatsIn(**match.stats_of(match.team_b[0]).to_dict()),
+            },
+        )
+    else:
+        payload = MatchIn(
+            match_id=match.match_id,
+            played_at=when,
+            team_a=list(match.team_a),
+            team_b=list(match.team_b),
+            winner=match.winner,
+            stats={pid: StatsIn(**match.stats_of(pid).to_dict()) for pid in match.players},
+        )
+    return submission_from_payload(payload)
+
+
+def match_from_body(body: str) -> Match:
+    """Rebuild the engine :class:`Match` from a stored canonical body."""
+    return submission_from_payload(MatchIn.model_validate_json(body)).match

@@ -1,0 +1,68 @@
+"""The service's settings: command-line options and ``SEDMA_ELO_*`` environment variables.
+
+Insecure combinations are refused at start (:meth:`ServiceSettings.check_secure`): an admin bootstrap
+key that is short or not an ``sk_`` key, and listening on a non-loopback address with the per-key
+rate limit switched off.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ..errors import ValidationError
+from ..storage import DEFAULT_DATABASE_URL
+from .keys import check_key_strength
+
+__all__ = ["ServiceSettings"]
+
+
+class ServiceSettings(BaseSettings):
+    """Everything ``sedma-elo serve`` can be told; each field also reads ``SEDMA_ELO_<NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="SEDMA_ELO_", extra="ignore")
+
+    database_url: str = Field(
+        default=DEFAULT_DATABASE_URL, description="SQLAlchemy URL (sqlite:///... or postgresql://...)"
+    )
+    host: str = Field(default="127.0.0.1", description="address to listen on")
+    port: int = Field(default=8000, ge=0, le=65535, description="TCP port")
+    admin_key: SecretStr | None = Field(
+        default=None,
+        description="optional bootstrap admin key (sk_..., at least 32 characters), stored hashed at start",
+    )
+    rate_limit: float = Field(default=1000.0, ge=0, description="requests per second per API key (0: none)")
+    rate_burst: int = Field(default=2000, ge=1, description="requests a key may send at once")
+    max_body_bytes: int = Field(default=16_384, ge=1024, le=10_000_000, description="largest request body")
+    max_batch: int = Field(
+        default=512, ge=1, le=10_000, description="most matches committed in one group transaction"
+    )
+    key_cache_seconds: float = Field(
+        default=2.0, ge=0, le=60, description="how long a checked key is trusted before it is looked up again"
+    )
+    writer_threads: int = Field(
+        default=0, ge=0, le=32, description="writer threads per process (0: 1 on SQLite, 4 on PostgreSQL)"
+    )
+    pool_size: int = Field(default=16, ge=1, le=200, description="database connections per engine")
+
+    def check_secure(self) -> None:
+        """Refuse insecure settings.
+
+        Raises:
+            ValidationError: a weak ``admin_key``, or a public ``host`` with ``rate_limit`` 0.
+        """
+        if self.admin_key is not None:
+            check_key_strength("admin_key", self.admin_key.get_secret_value())
+        if self.rate_limit == 0 and not _is_loopback(self.host):
+            raise ValidationError("rate_limit", "must be > 0 when listening on a non-loopback address")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

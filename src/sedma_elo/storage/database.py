@@ -1,0 +1,139 @@
+"""Engines for SQLite and PostgreSQL, and running the bundled Alembic migrations.
+
+SQLite runs in WAL mode with a busy timeout and ``synchronous=FULL`` (an acknowledged write survives
+a crash and a power cut); the write engine opens every transaction with ``BEGIN IMMEDIATE`` so that
+writers queue for the lock up front instead of failing on upgrade. PostgreSQL is reached through
+psycopg 3; any ``postgresql://`` URL is rewritten to ``postgresql+psycopg://``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+__all__ = ["DEFAULT_DATABASE_URL", "Database", "normalize_url", "open_database", "upgrade"]
+
+DEFAULT_DATABASE_URL = "sqlite:///./sedma-elo.db"
+_MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def normalize_url(url: str | None) -> str:
+    """The URL to use: ``None`` or empty means :data:`DEFAULT_DATABASE_URL`; PostgreSQL gets psycopg 3."""
+    if not url:
+        return DEFAULT_DATABASE_URL
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def _sqlite_engine(url: str, *, immediate: bool, pool_size: int) -> Engine:
+    engine = create_engine(
+        url,
+        connect_args={"check_same_thread": False, "timeout": 30},
+        pool_size=pool_size,
+        max_overflow=pool_size,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event emit the BEGIN itself (pysqlite's own would be deferred).
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute("PRAGMA synchronous=FULL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+@dataclass
+class Database:
+    """A database reached through two engines: ``read`` for queries and ``write`` for changes.
+
+    On SQLite they differ (``BEGIN`` versus ``BEGIN IMMEDIATE``); on PostgreSQL they are one engine.
+    """
+
+    url: str
+    read: Engine
+    write: Engine
+    fast: Engine | None = None
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one read-only statement on a pooled autocommit DBAPI connection; return all rows.
+
+        For hot read paths: it skips SQLAlchemy's statement and result layers. Write ``?`` for
+        parameters (rewritten to ``%s`` for psycopg). Each call sees the latest committed data.
+        """
+        engine = self.fast or self.read
+        if self.dialect != "sqlite":
+            sql = sql.replace("?", "%s")
+        conn = engine.raw_connection()
+        try:
+            cur = conn.cursor()
+            try:
+                cur.execute(sql, params)
+                return list(cur.fetchall())
+            finally:
+                cur.close()
+        finally:
+            conn.close()
+
+    @property
+    def dialect(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self.write.dialect.name
+
+    def dispose(self) -> None:
+        """Close every pooled connection."""
+        self.read.dispose()
+        if self.write is not self.read:
+            self.write.dispose()
+        if self.fast is not None:
+            self.fast.dispose()
+
+
+def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool = True) -> Database:
+    """Open the database at ``url`` (see :func:`normalize_url`), creating and upgrading its schema.
+
+    Raises:
+        sqlalchemy.exc.ArgumentError: the URL is not understood.
+    """
+    url = normalize_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        read = _sqlite_engine(url, immediate=False, pool_size=pool_size)
+        write = _sqlite_engine(url, immediate=True, pool_size=2)
+    else:
+        read = write = create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    fast = None
+    if parsed.get_backend_name() != "sqlite":
+        fast = create_engine(url, pool_size=pool_size, max_overflow=pool_size, isolation_level="AUTOCOMMIT")
+    db = Database(url, read, write, fast)
+    if migrate:
+        upgrade(db)
+    return db
+
+
+def upgrade(db: Database, revision: str = "head") -> None:
+    """Run the bundled Alembic migrations up to ``revision`` (idempotent)."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(_MIGRATIONS))
+    cfg.set_main_option("path_separator", "os")
+    with db.write.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, revision)

@@ -1,0 +1,109 @@
+"""The database tables (SQLAlchemy Core), shared by SQLite and PostgreSQL.
+
+The ledger (``matches``) holds every accepted match in application order; ratings are derived data
+kept per ratings version (``player_ratings`` and ``rating_changes``) and can always be rebuilt by
+replaying the non-voided ledger in ``sequence`` order with that version's rules.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Sequence,
+    String,
+    Table,
+    Text,
+)
+
+__all__ = [
+    "LEDGER_SEQUENCE",
+    "api_keys",
+    "matches",
+    "metadata",
+    "player_ratings",
+    "rating_changes",
+    "rating_versions",
+]
+
+metadata = MetaData()
+
+#: PostgreSQL sequence that numbers the ledger (SQLite uses ``max(sequence) + 1`` under its write lock).
+LEDGER_SEQUENCE = Sequence("ledger_sequence", metadata=metadata)
+
+#: One row per ratings version: the rules it was computed with and whether it is the one served.
+rating_versions = Table(
+    "rating_versions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("label", String(200), nullable=False),
+    Column("rules_label", String(210), nullable=False),
+    Column("rules_toml", Text, nullable=False),
+    Column("active", Boolean, nullable=False, default=False),
+    Column("created_at", String(40), nullable=False),
+)
+
+#: The ledger. ``sequence`` is the application order (assigned after the players' locks are taken).
+matches = Table(
+    "matches",
+    metadata,
+    Column("sequence", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=False),
+    Column("match_id", String(128), nullable=False, unique=True),
+    Column("body", Text, nullable=False),  # canonical JSON of the request
+    Column("body_hash", String(64), nullable=False),  # SHA-256 of ``body``
+    Column("response", Text, nullable=False),  # the exact 201 body, answered again on a repeat
+    Column("played_at", String(40), nullable=True),
+    Column("version_id", Integer, ForeignKey("rating_versions.id"), nullable=False),
+    Column("voided", Boolean, nullable=False, default=False),
+    Column("void_reason", String(500), nullable=True),
+    Column("created_at", String(40), nullable=False),
+)
+
+#: Current rating of each player in each version.
+player_ratings = Table(
+    "player_ratings",
+    metadata,
+    Column("version_id", Integer, ForeignKey("rating_versions.id"), primary_key=True),
+    Column("player_id", String(128), primary_key=True),
+    Column("rating", Integer, nullable=False),
+    Column("matches_played", Integer, nullable=False),
+    Column("last_sequence", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
+)
+# The leaderboard's keyset order: rating high to low, ties by player id; read straight off this index.
+Index(
+    "ix_player_ratings_rank",
+    player_ratings.c.version_id,
+    player_ratings.c.rating.desc(),
+    player_ratings.c.player_id,
+    player_ratings.c.matches_played,  # covering: a page never touches the table
+)
+
+#: One row per player per applied match per version: the history and the basis of explanations.
+rating_changes = Table(
+    "rating_changes",
+    metadata,
+    Column("version_id", Integer, ForeignKey("rating_versions.id"), primary_key=True),
+    Column("sequence", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
+    Column("player_id", String(128), primary_key=True),
+    Column("rating_before", Integer, nullable=False),
+    Column("rating_after", Integer, nullable=False),
+    Index("ix_rating_changes_player", "version_id", "player_id", "sequence"),
+)
+
+#: API keys: only the SHA-256 of a key is stored.
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("prefix", String(16), nullable=False),
+    Column("scope", String(10), nullable=False),
+    Column("label", String(200), nullable=False, default=""),
+    Column("created_at", String(40), nullable=False),
+    Column("revoked_at", String(40), nullable=True),
+)

@@ -1,0 +1,99 @@
+"""Fixtures for the service tests: a fresh SQLite file or a fresh PostgreSQL schema per test."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from sedma_elo.service import ServiceSettings, create_app
+from sedma_elo.service.keys import create_key
+from sedma_elo.storage import open_database
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """A database created for this test session on 127.0.0.1:5432 and dropped at its end."""
+    name = f"sedma_elo_test_{secrets.token_hex(4)}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _reset_pg(url: str) -> None:
+    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """An empty database URL: a new SQLite file, or the session's PostgreSQL database emptied."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/ledger.db"
+    url: str = request.getfixturevalue("pg_database")
+    _reset_pg(url)
+    return url
+
+
+class Api:
+    """A test client with a write key and an admin key."""
+
+    def __init__(self, client: TestClient, write_key: str, admin_key: str, url: str) -> None:
+        self.client = client
+        self.write_key = write_key
+        self.admin_key = admin_key
+        self.url = url
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        return {} if key is None else {"Authorization": f"Bearer {key}"}
+
+    def post(self, body: Any, key: str | None = "write") -> Any:
+        real = {"write": self.write_key, "admin": self.admin_key}.get(key or "", key)
+        return self.client.post("/v1/matches", json=body, headers=self.headers(real))
+
+    def admin(self, path: str, body: Any) -> Any:
+        return self.client.post(path, json=body, headers=self.headers(self.admin_key))
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.client.get(path, params=params)
+
+
+def make_api(url: str, **settings: Any) -> Iterator[Api]:
+    db = open_database(url)
+    write_key, _ = create_key(db, "write", "tests")
+    admin_key, _ = create_key(db, "admin", "tests")
+    db.dispose()
+    app = create_app(ServiceSettings(database_url=url, **settings))
+    with TestClient(app) as client:
+        yield Api(client, write_key, admin_key, url)
+
+
+@pytest.fixture
+def api(db_url: str) -> Iterator[Api]:
+    """The app on an empty database of each kind, with keys."""
+    yield from make_api(db_url)
+
+
+def single(
+    match_id: str, a: str = "alice", b: str = "bob", winner: str = "a", **stats: Any
+) -> dict[str, Any]:
+    """A one-against-one match body."""
+    return {
+        "match_id": match_id,
+        "played_at": "2026-11-29T12:00:00Z",
+        "player_a": a,
+        "player_b": b,
+        "winner": winner,
+        "stats": stats or {"a": {}, "b": {}},
+    }

@@ -1,0 +1,46 @@
+"""Insecure settings are refused at start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sedma_elo.errors import ValidationError
+from sedma_elo.service import ServiceSettings, create_app
+
+
+@pytest.mark.parametrize("key", ["short", "sk_short", "x" * 40])
+def test_weak_admin_bootstrap_key_is_refused(key: str) -> None:
+    """A bootstrap admin key must be an sk_ key of at least 32 characters."""
+    with pytest.raises(ValidationError, match="admin_key"):
+        create_app(ServiceSettings(admin_key=key))
+
+
+def test_public_address_without_rate_limit_is_refused() -> None:
+    """Listening beyond loopback with the rate limit off is refused."""
+    with pytest.raises(ValidationError, match="rate_limit"):
+        create_app(ServiceSettings(host="0.0.0.0", rate_limit=0))
+
+
+def test_loopback_without_rate_limit_is_allowed() -> None:
+    """On 127.0.0.1 the limit may be switched off (benchmarks)."""
+    ServiceSettings(host="127.0.0.1", rate_limit=0).check_secure()
+
+
+def test_settings_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SEDMA_ELO_DATABASE_URL configures the database."""
+    monkeypatch.setenv("SEDMA_ELO_DATABASE_URL", "sqlite:///elsewhere.db")
+    assert ServiceSettings().database_url == "sqlite:///elsewhere.db"
+
+
+def test_bootstrap_admin_key_works_and_is_stored_hashed(tmp_path: Path) -> None:
+    """A strong SEDMA_ELO_ADMIN_KEY is usable at once on admin routes, and only its hash is kept."""
+    key = "sk_" + "k" * 40
+    url = f"sqlite:///{tmp_path}/boot.db"
+    with TestClient(create_app(ServiceSettings(database_url=url, admin_key=key))) as client:
+        r = client.get("/v1/admin/keys", headers={"Authorization": f"Bearer {key}"})
+        assert r.status_code == 200
+        assert [k["scope"] for k in r.json()["items"]] == ["admin"]
+    assert key.encode() not in Path(f"{tmp_path}/boot.db").read_bytes()

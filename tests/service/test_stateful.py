@@ -1,0 +1,146 @@
+"""A hypothesis state machine: posts, repeats, conflicts and voids keep "stored == pure replay"."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+import pytest
+from conftest import _reset_pg, make_api
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from sedma_elo import REFERENCE_RULES, Match, PlayerStats, rate
+from sedma_elo.service import Ledger
+from sedma_elo.storage import open_database
+
+POOL = ["ann", "ben", "cat", "dan"]
+counts = st.fixed_dictionaries(
+    {
+        "bad_moves": st.integers(0, 20),
+        "won_by_16": st.integers(0, 3),
+        "won_by_24": st.integers(0, 2),
+        "won_by_4_and_last": st.integers(0, 3),
+    }
+)
+
+
+class LedgerMachine(RuleBasedStateMachine):
+    url = ""
+
+    def __init__(self) -> None:
+        super().__init__()
+        if self.url.startswith("sqlite"):
+            self._dir = tempfile.TemporaryDirectory()
+            url = f"sqlite:///{self._dir.name}/m.db"
+        else:
+            _reset_pg(self.url)
+            url = self.url
+        self._gen = make_api(url)
+        self.api = next(self._gen)
+        self.posted: list[tuple[str, dict[str, Any], bytes]] = []  # in application order
+        self.voided: set[str] = set()
+        self.counter = 0
+
+    def teardown(self) -> None:
+        self._gen.close()
+        if self.url.startswith("sqlite"):
+            self._dir.cleanup()
+
+    @rule(
+        pair=st.permutations(POOL).map(lambda p: p[:2]),
+        winner=st.sampled_from(["a", "b", "draw"]),
+        sa=counts,
+        sb=counts,
+    )
+    def post_new(self, pair: list[str], winner: str, sa: dict[str, int], sb: dict[str, int]) -> None:
+        self.counter += 1
+        body = {
+            "match_id": f"s-{self.counter}",
+            "player_a": pair[0],
+            "player_b": pair[1],
+            "winner": winner,
+            "stats": {"a": sa, "b": sb},
+        }
+        r = self.api.post(body)
+        assert r.status_code == 201, r.text
+        self.posted.append((body["match_id"], body, r.content))
+
+    @precondition(lambda self: self.posted)
+    @rule(data=st.data())
+    def post_repeat(self, data: st.DataObject) -> None:
+        _match_id, body, first = data.draw(st.sampled_from(self.posted))
+        r = self.api.post(body)
+        assert r.status_code == 200 and r.content == first
+
+    @precondition(lambda self: self.posted)
+    @rule(data=st.data())
+    def post_conflict(self, data: st.DataObject) -> None:
+        _match_id, body, _ = data.draw(st.sampled_from(self.posted))
+        other = dict(body, winner="b" if body["winner"] == "a" else "a")
+        assert self.api.post(other).status_code == 409
+
+    @precondition(lambda self: self.posted)
+    @rule(data=st.data())
+    def void(self, data: st.DataObject) -> None:
+        match_id, _, _ = data.draw(st.sampled_from(self.posted))
+        r = self.api.admin(f"/v1/admin/matches/{match_id}/void", {"reason": "test"})
+        assert r.status_code == 200
+        self.voided.add(match_id)
+
+    @invariant()
+    def stored_equals_pure_replay(self) -> None:
+        ratings: dict[str, int] = {}
+        played: dict[str, int] = {}
+        for match_id, body, _ in self.posted:
+            if match_id in self.voided:
+                continue
+            s = body["stats"]
+            m = Match.single(
+                body["player_a"],
+                body["player_b"],
+                body["winner"],
+                PlayerStats(**s["a"]),
+                PlayerStats(**s["b"]),
+            )
+            ratings.update(rate(m, ratings, REFERENCE_RULES).new_ratings)
+            for p in m.players:
+                played[p] = played.get(p, 0) + 1
+        for p in POOL:
+            r = self.api.get(f"/v1/players/{p}")
+            if p in ratings:
+                assert (r.json()["rating"], r.json()["matches_played"]) == (ratings[p], played[p])
+            else:
+                assert r.status_code == 404
+        db = open_database(self.api.url, migrate=False)
+        try:
+            report = Ledger(db).verify()
+        finally:
+            db.dispose()
+        assert report.ok, report.mismatches
+
+
+def test_ledger_state_machine(db_url: str) -> None:
+    """Random sequences of posts, repeats, conflicts and voids never break "stored == replay"."""
+    LedgerMachine.url = db_url
+    examples = 12 if db_url.startswith("postgresql") else 20
+    run_state_machine_as_test(
+        LedgerMachine,
+        settings=settings(
+            max_examples=int(os.environ.get("SEDMA_ELO_STATEFUL_EXAMPLES", examples)),
+            stateful_step_count=12,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+        ),
+    )
+
+
+_ = pytest
