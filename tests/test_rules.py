@@ -20,7 +20,11 @@ def rule_sets(draw: st.DrawFn) -> Rules:
     tiers = tuple(KTier(b, draw(st.integers(0, 1000))) for b in bounds)
     low = draw(st.floats(-1.0, 1.0))
     return Rules(
-        name=draw(st.text(st.characters(codec="utf-8"), min_size=1, max_size=20).filter(str.strip)),
+        name=draw(
+            st.text(st.characters(codec="utf-8", exclude_categories=["Cc"]), min_size=1, max_size=20).filter(
+                str.strip
+            )
+        ),
         version=draw(st.sampled_from(["1", "2.0", "x"])),
         description=draw(st.text(max_size=40)),
         initial_rating=draw(st.integers(-50_000, 50_000)),
@@ -117,3 +121,10 @@ def test_constructor_validates() -> None:
     """Building Rules in code validates too, naming the TOML key."""
     with pytest.raises(RulesError, match=r"^bonus\.max_24: "):
         REFERENCE_RULES.replace(bonus_24=BonusRule(0.1, -0.2))
+
+
+@pytest.mark.parametrize("key", ["name", "version"])
+def test_control_characters_refused_in_labels(key: str) -> None:
+    """A NUL or other control character in name or version is refused, naming the key."""
+    with pytest.raises(RulesError, match=rf"^{key}: must not contain control characters"):
+        REFERENCE_RULES.replace(**{key: "bad\x00label"})

@@ -315,6 +315,10 @@ def _check_text(key: str, value: object) -> None:
         raise _fail(key, "must be a non-empty string")
     if len(value) > 100:
         raise _fail(key, "must be at most 100 characters")
+    # name and version label every stored rating; a control character (NUL above all) cannot be
+    # stored in a PostgreSQL text column and has no business in a label.
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise _fail(key, "must not contain control characters")
 
 
 def _validate(r: Rules) -> None:

@@ -82,6 +82,13 @@ def test_write_key_cannot_use_admin_routes(api: Api) -> None:
     assert r.status_code == 403
 
 
+def test_key_label_with_nul_answers_422(api: Api) -> None:
+    """A key label holding a NUL (which PostgreSQL text cannot store) is refused, not a 500."""
+    r = api.admin("/v1/admin/keys", {"scope": "write", "label": "a\x00b"})
+    assert r.status_code == 422
+    assert "label" in r.text
+
+
 def test_revoked_key_answers_401(db_url: str) -> None:
     """A key revoked through the admin API stops working at once in this process."""
     for api in make_api(db_url):

@@ -127,6 +127,10 @@ class _RateLimiter:
             self._buckets[key_id] = (tokens - 1.0, now)
 
 
+#: Free text stored as given: PostgreSQL text cannot hold NUL, and no label needs a control character.
+NO_CONTROL_CHARS = r"^[^\x00-\x1f\x7f]*$"
+
+
 class _KeyCache:
     """Checked keys by hash for ``ttl`` seconds, so a hot writer does not look its key up every time."""
 
@@ -155,7 +159,7 @@ class VoidIn(BaseModel):
     """Why a match is voided."""
 
     model_config = ConfigDict(extra="forbid")
-    reason: str = Field("", max_length=500)
+    reason: str = Field("", max_length=500, pattern=NO_CONTROL_CHARS)
 
 
 class RulesIn(BaseModel):
@@ -163,7 +167,7 @@ class RulesIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     rules_toml: str = Field(max_length=20_000)
-    label: str | None = Field(None, min_length=1, max_length=200)
+    label: str | None = Field(None, min_length=1, max_length=200, pattern=NO_CONTROL_CHARS)
     activate: bool = True
 
 
@@ -172,7 +176,7 @@ class KeyIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     scope: KeyScope
-    label: str = Field("", max_length=200)
+    label: str = Field("", max_length=200, pattern=NO_CONTROL_CHARS)
 
 
 def _json(data: Any, status: int = 200) -> Response:
