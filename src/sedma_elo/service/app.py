@@ -34,6 +34,7 @@ from ..errors import (
 )
 from ..rules import rules_from_toml
 from ..storage import open_database
+from ..web import router as web_pages
 from . import keys as keys_mod
 from .keys import KeyInfo
 from .keys import Scope as KeyScope
@@ -301,6 +302,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         writer.start()
         state.update(db=db, ledger=ledger, writer=writer)
         app.state.db = db
+        app.state.ledger = ledger  # the service layer the HTML pages read through
         try:
             yield
         finally:
@@ -315,6 +317,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     )
     app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
     _install_error_handlers(app)
+    app.include_router(web_pages)
     app.state.limiter = _RateLimiter(settings.rate_limit, settings.rate_burst)
     app.state.key_cache = _KeyCache(settings.key_cache_seconds)
 

@@ -1,0 +1,147 @@
+"""The Jinja2 environment of the web pages: templates inside the package, autoescaping, filters.
+
+Every string a template prints is HTML-escaped (autoescape is on for every template), so a player id
+such as ``<script>`` is shown as text. Pages carry a Content-Security-Policy that allows only the
+package's own stylesheet and the one inline script below (by hash), as a second line of defence.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+from starlette.responses import HTMLResponse
+
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "LOCAL_TIME_SCRIPT",
+    "environment",
+    "fmt_number",
+    "fmt_signed",
+    "iso_utc",
+    "match_path",
+    "player_path",
+    "render_page",
+]
+
+MINUS = "\u2212"
+
+#: Rewrites every ``<time datetime=...>`` into the viewer's time zone; without JavaScript the UTC
+#: text rendered on the server stays.
+LOCAL_TIME_SCRIPT = (
+    "document.querySelectorAll('time[datetime]').forEach(function (t) {"
+    " var d = new Date(t.getAttribute('datetime'));"
+    " if (isNaN(d.getTime())) { return; }"
+    " var opts = t.hasAttribute('data-date-only') ? {dateStyle: 'medium'}"
+    " : {dateStyle: 'medium', timeStyle: 'short'};"
+    " t.textContent = d.toLocaleString(undefined, opts);"
+    " t.title = t.getAttribute('datetime');"
+    " t.setAttribute('data-local', '1');"
+    " });"
+)
+_SCRIPT_HASH = base64.b64encode(hashlib.sha256(LOCAL_TIME_SCRIPT.encode()).digest()).decode()
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; "
+    "style-src 'self'; "
+    "img-src 'self' data:; "
+    f"script-src 'sha256-{_SCRIPT_HASH}'; "
+    "form-action 'self'; "
+    "base-uri 'none'; "
+    "frame-ancestors 'none'"
+)
+
+
+def fmt_number(value: float | int | None, digits: int = 0) -> str:
+    """A number with ``digits`` decimals and a real minus sign; ``None`` prints as an en dash."""
+    if value is None:
+        return "\u2013"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    text = f"{value:.{digits}f}"
+    if text.startswith("-"):
+        # "-0.00" after rounding is zero: show it without a sign.
+        return text[1:] if float(text) == 0 else MINUS + text[1:]
+    return text
+
+
+def fmt_signed(value: float | int | None, digits: int = 0) -> str:
+    """Like :func:`fmt_number` but positive values carry a ``+`` (zero has no sign)."""
+    text = fmt_number(value, digits)
+    if value is not None and not text.startswith(MINUS) and float(text) != 0:
+        return "+" + text
+    return text
+
+
+def player_path(player_id: str) -> str:
+    """The page path of a player (every character of the id percent-encoded, ``/`` too)."""
+    return "/players/" + quote(player_id, safe="")
+
+
+def match_path(match_id: str) -> str:
+    """The page path of a match."""
+    return "/matches/" + quote(match_id, safe="")
+
+
+def iso_utc(value: datetime | str | None) -> str:
+    """An ISO 8601 UTC timestamp ending in ``Z`` (naive datetimes are taken as UTC); ``""`` for none."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return ""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _time_tag(value: datetime | str | None) -> Markup:
+    """``<time datetime="...">YYYY-MM-DD HH:MM UTC</time>`` (or an en dash when unknown)."""
+    iso = iso_utc(value)
+    if not iso:
+        return Markup("\u2013")
+    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    text = moment.strftime("%Y-%m-%d %H:%M UTC")
+    return Markup('<time datetime="{}">{}</time>').format(iso, text)
+
+
+def _build_environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("sedma_elo.web", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.filters["num"] = fmt_number
+    env.filters["signed"] = fmt_signed
+    env.filters["player_path"] = player_path
+    env.filters["match_path"] = match_path
+    env.filters["time_tag"] = _time_tag
+    env.globals["local_time_script"] = LOCAL_TIME_SCRIPT
+    return env
+
+
+environment = _build_environment()
+
+
+def render_page(template: str, context: dict[str, Any], *, status_code: int = 200) -> HTMLResponse:
+    """Render ``template`` with ``context`` into an HTML response with the pages' security headers."""
+    html = environment.get_template(template).render(**context)
+    return HTMLResponse(
+        html,
+        status_code=status_code,
+        headers={
+            "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "same-origin",
+        },
+    )
