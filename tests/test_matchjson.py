@@ -38,7 +38,7 @@ def _team(**changes: Any) -> dict[str, Any]:
         "team_a": ["alice", "carol"],
         "team_b": ["bob", "dave"],
         "winner": "draw",
-        "stats": {"a": [{"won_by_24": 1}, {}], "b": [{}, {"bad_moves": 3}]},
+        "stats": {"alice": {"won_by_24": 1}, "dave": {"bad_moves": 3}},
     }
     data.update(changes)
     return data
@@ -59,7 +59,7 @@ def test_single_match_is_parsed() -> None:
 
 
 def test_team_match_is_parsed() -> None:
-    """team_a/team_b with per-player stats lists become a two-against-two Match."""
+    """team_a/team_b with stats keyed by player id become a two-against-two Match."""
     match = match_from_json(_team())
     assert match.team_a == ("alice", "carol")
     assert match.team_b == ("bob", "dave")
@@ -118,15 +118,17 @@ def test_rate_request_round_trip() -> None:
         (_single(stats={"c": {}}), "stats.c"),
         (_single(stats=[1, 2]), "stats"),
         (_single(stats={"a": 3}), "stats.a"),
-        (_team(stats={"a": [{}, {"bad_moves": -2}]}), "stats.a[1].bad_moves"),
-        (_team(stats={"a": [{}]}), "stats.a"),
+        (_team(stats={"carol": {"bad_moves": -2}}), "stats.carol.bad_moves"),
+        (_team(stats={"a": {}}), "stats.a"),
+        (_team(stats={"zoe": {}}), "stats.zoe"),
+        (_team(stats={"bob": []}), "stats.bob"),
         (_single(winner="A"), "winner"),
         (_single(winner=None), "winner"),
         (_single(player_a=""), "player_a"),
         (_single(player_b=5), "player_b"),
         (_single(player_b="alice"), "player_b"),
         (_team(team_a=["alice", ""]), "team_a[1]"),
-        (_team(team_b=["bob", "bob"]), "team_b"),
+        (_team(team_b=["bob", "bob"], stats={}), "team_b"),
         (_team(team_b=["carol", "dave"]), "team_b"),
         (_team(team_a="alice"), "team_a"),
         (_team(team_a=["a", "b", "c"]), "team_a"),

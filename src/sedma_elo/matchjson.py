@@ -6,11 +6,11 @@ One against one::
      "player_a": "alice", "player_b": "bob", "winner": "a",
      "stats": {"a": {"won_by_16": 1}, "b": {"bad_moves": 2}}}
 
-Two against two (``team_a``/``team_b`` instead of ``player_a``/``player_b``; the stats of a side
-are a list in the order of its players)::
+Two against two (``team_a``/``team_b`` instead of ``player_a``/``player_b``; ``stats`` keyed by
+player id, as in the HTTP service, JSON Lines histories and ``sedma-elo analyze --json``)::
 
     {"team_a": ["alice", "carol"], "team_b": ["bob", "dave"], "winner": "draw",
-     "stats": {"a": [{"won_by_24": 1}, {}], "b": [{}, {"bad_moves": 3}]}}
+     "stats": {"alice": {"won_by_24": 1}, "dave": {"bad_moves": 3}}}
 
 Fields:
     match_id: optional non-empty string.
@@ -18,7 +18,8 @@ Fields:
     player_a, player_b: player ids (non-empty strings, at most 128 characters), or
     team_a, team_b: lists of two distinct player ids each.
     winner: ``"a"``, ``"b"`` or ``"draw"``.
-    stats: optional; ``stats.a`` and ``stats.b`` are each optional. A player's statistics object
+    stats: optional; one against one: ``stats.a`` and ``stats.b``, each optional; two against
+        two: ``stats.<player id>``, each optional. A player's statistics object
         has the optional non-negative integer counts ``bad_moves``, ``won_by_16``, ``won_by_24``,
         ``won_by_4_and_last`` (missing means 0; ``true``/``false`` and ``1.0`` are refused).
 
@@ -116,10 +117,7 @@ def match_to_json(match: Match) -> dict[str, Any]:
     else:
         out["team_a"], out["team_b"] = list(match.team_a), list(match.team_b)
         out["winner"] = match.winner
-        out["stats"] = {
-            "a": [match.stats_of(p).to_dict() for p in match.team_a],
-            "b": [match.stats_of(p).to_dict() for p in match.team_b],
-        }
+        out["stats"] = {p: match.stats_of(p).to_dict() for p in match.players}
     return out
 
 
@@ -164,7 +162,7 @@ def _match(data: object, allowed: tuple[str, ...]) -> Match:
         team_a = (_player(data, "player_a"),)
         team_b = (_player(data, "player_b"),)
     winner = _winner(data.get("winner"))
-    stats = _stats(data.get("stats", {}), team_a, team_b, as_lists=team)
+    stats = _stats(data.get("stats", {}), team_a, team_b, by_player=team)
     match_id = data.get("match_id")
     if match_id is not None:
         check_player_id("match_id", match_id)
@@ -200,28 +198,24 @@ def _winner(value: object) -> Winner:
 
 
 def _stats(
-    raw: object, team_a: tuple[str, ...], team_b: tuple[str, ...], *, as_lists: bool
+    raw: object, team_a: tuple[str, ...], team_b: tuple[str, ...], *, by_player: bool
 ) -> dict[str, PlayerStats]:
+    keys = team_a + team_b if by_player else _SIDES
     if not isinstance(raw, Mapping):
-        raise ValidationError("stats", f"must be an object with keys 'a' and 'b', got {_kind(raw)}")
+        expected = "player id" if by_player else "keys 'a' and 'b'"
+        raise ValidationError("stats", f"must be an object with {expected}, got {_kind(raw)}")
     for key in raw:
-        if key not in _SIDES:
+        if key not in keys:
+            if by_player:
+                raise ValidationError(f"stats.{key}", "is not a player of this match")
             raise ValidationError(f"stats.{key}", "unknown side (allowed: a, b)")
-    out: dict[str, PlayerStats] = {}
-    for side, team in (("a", team_a), ("b", team_b)):
-        if side not in raw:
-            continue
-        value = raw[side]
-        if not as_lists:
-            out[team[0]] = _player_stats(value, f"stats.{side}")
-            continue
-        if not isinstance(value, list) or len(value) != len(team):
-            raise ValidationError(
-                f"stats.{side}", f"must be an array of {len(team)} statistics objects (one per player)"
-            )
-        for i, (pid, item) in enumerate(zip(team, value, strict=True)):
-            out[pid] = _player_stats(item, f"stats.{side}[{i}]")
-    return out
+    if by_player:
+        return {pid: _player_stats(raw[pid], f"stats.{pid}") for pid in keys if pid in raw}
+    return {
+        team[0]: _player_stats(raw[side], f"stats.{side}")
+        for side, team in (("a", team_a), ("b", team_b))
+        if side in raw
+    }
 
 
 def _player_stats(value: object, path: str) -> PlayerStats:
