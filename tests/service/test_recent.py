@@ -116,3 +116,35 @@ def test_ledger_refuses_too_many_players(db_url: str) -> None:
             ledger.recent_changes([f"p{i}" for i in range(101)], 10)
     finally:
         db.dispose()
+
+
+SEARCH_IDS = ["al", "alice", "alina", "alí", "al~x", "bob", "Alice", "a", "b-al"]
+
+
+def test_prefix_search_lists_the_ids_starting_with_it(api: Api) -> None:
+    """GET /v1/players?prefix= lists exactly the ids starting with the prefix, in code point order."""
+    for i, (a, b) in enumerate(zip(SEARCH_IDS[::2], SEARCH_IDS[1::2], strict=False)):
+        assert api.post(single(f"s-{i}", a, b)).status_code == 201
+    assert api.post(single("s-last", SEARCH_IDS[-1], "zz")).status_code == 201
+    everyone = [*SEARCH_IDS, "zz"]
+    for prefix in ("al", "ali", "A", "a", "b", "zz", "q", "al~"):
+        got = api.get("/v1/players", prefix=prefix).json()["items"]
+        assert [g["player_id"] for g in got] == sorted(p for p in everyone if p.startswith(prefix)), prefix
+        for g in got:
+            assert g["rating"] == api.get(f"/v1/players/{g['player_id']}").json()["rating"]
+    limited = api.get("/v1/players", prefix="al", limit=2).json()["items"]
+    assert [g["player_id"] for g in limited] == ["al", "alice"]
+
+
+def test_prefix_search_refuses_bad_input(api: Api) -> None:
+    """An empty prefix, a control character or a limit out of 1..100 is a 422 naming the field."""
+    seed(api)
+    for params, field in (
+        ({"prefix": ""}, "prefix"),
+        ({"prefix": "a\x00"}, "prefix"),
+        ({"prefix": "a", "limit": 0}, "limit"),
+        ({"prefix": "a", "limit": 101}, "limit"),
+    ):
+        r = api.get("/v1/players", **params)
+        assert r.status_code == 422, params
+        assert r.json()["detail"][0]["loc"][:2] == ["query", field]

@@ -45,7 +45,7 @@ from .writer import GroupWriter
 
 __all__ = ["app_from_env", "create_app"]
 
-_QUERY_FIELDS = {"limit", "cursor", "span", "version", "order", "n", "players"}
+_QUERY_FIELDS = {"limit", "cursor", "span", "version", "order", "n", "players", "prefix"}
 
 
 class _BodyLimit:
@@ -384,6 +384,22 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return _json(ledger().get_match(match_id))
 
     # ------------------------------------------------------------------ players
+    @app.get("/v1/players", tags=["players"])
+    def search_players(
+        prefix: Annotated[
+            str,
+            Query(
+                min_length=1,
+                max_length=128,
+                pattern=r"^[^/\x00-\x1f\x7f]+$",
+                description="the start of the player id (case-sensitive)",
+            ),
+        ],
+        limit: Annotated[int, Query(ge=1, le=MAX_RECENT)] = 20,
+    ) -> Response:
+        """Players whose id starts with ``prefix``, by id, with their rating (active version)."""
+        return _json({"items": ledger().search_players(prefix, limit)})
+
     @app.get("/v1/players/{player_id}", tags=["players"], responses={404: {"description": "unknown player"}})
     async def get_player(
         player_id: PlayerId,

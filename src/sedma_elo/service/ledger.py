@@ -723,6 +723,33 @@ class Ledger:
             items.sort(key=lambda item: item["sequence"], reverse=True)
         return out
 
+    def search_players(self, prefix: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Players of the active version whose id starts with ``prefix``, by id, at most ``limit`` (1..100).
+
+        One range read of the ``(version_id, player_id)`` primary key: ids from ``prefix`` up to
+        ``prefix`` followed by the highest code point. The range is exact under code point order
+        (SQLite's default, PostgreSQL's ``C`` and ``C.UTF-8`` collations); under another collation
+        it may miss ids, never return a wrong one (each id is checked again).
+
+        Raises:
+            ValidationError: ``prefix`` empty, longer than 128 characters or holding control
+                characters or ``/``; ``limit`` out of range.
+        """
+        if not prefix or len(prefix) > 128 or any(c == "/" or ord(c) < 0x20 or c == "\x7f" for c in prefix):
+            raise ValidationError("prefix", "must be 1 to 128 characters, without control characters or '/'")
+        if isinstance(limit, bool) or not 1 <= limit <= MAX_RECENT:
+            raise ValidationError("limit", f"must be within [1, {MAX_RECENT}]")
+        rows = self.db.query(
+            "SELECT player_id, rating, matches_played FROM player_ratings"
+            " WHERE version_id = ? AND player_id >= ? AND player_id < ? ORDER BY player_id LIMIT ?",
+            (self.active_id(), prefix, prefix + "\U0010ffff", limit),
+        )
+        return [
+            {"player_id": r[0], "rating": r[1], "matches_played": r[2]}
+            for r in rows
+            if r[0].startswith(prefix)
+        ]
+
     def leaderboard(
         self, limit: int = 50, cursor: str | None = None, version_id: int | None = None
     ) -> LeaderboardPage:

@@ -35,6 +35,8 @@ MAX_LIMIT = 100
 HISTORY_PAGE_SIZE = 25
 #: The trend column shows the rating change over this many most recent matches.
 TREND_WINDOW = 10
+#: At most this many players are listed for a search that names no player exactly.
+SEARCH_LIMIT = 20
 #: History is read from the service this many entries per call (its largest page).
 HISTORY_READ = 500
 
@@ -152,16 +154,28 @@ def leaderboard_page(
 
 @router.get("/search", response_class=HTMLResponse)
 def search_page(request: Request, q: str = Query("", max_length=256)) -> Response:
-    """Jump to the player whose id is ``q`` (surrounding blanks ignored), or say there is none."""
+    """Jump to the player whose id is ``q`` (surrounding blanks ignored), else list ids starting with it."""
     wanted = q.strip()
     root = request.scope.get("root_path", "").rstrip("/")
     if not wanted:
         return RedirectResponse(root + "/", status_code=303)
+    svc = _service(request)
     try:
-        _service(request).get_player(wanted)
+        svc.get_player(wanted)
     except (NotFoundError, ValidationError):
+        pass
+    else:
+        return RedirectResponse(root + player_path(wanted), status_code=303)
+    try:
+        found = svc.search_players(wanted, SEARCH_LIMIT)
+    except ValidationError:  # e.g. a control character: no id can start with it
+        found = []
+    if not found:
         return _error_page(request, f"No player with the id “{wanted}”.", status_code=404, query=wanted)
-    return RedirectResponse(root + player_path(wanted), status_code=303)
+    return render_page(
+        "search.html",
+        _base_context(request, query=wanted, found=found, more=len(found) == SEARCH_LIMIT),
+    )
 
 
 # ---------------------------------------------------------------------------- player
