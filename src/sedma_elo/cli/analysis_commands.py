@@ -31,9 +31,6 @@ from ..analysis import (
     simulate_league,
     table_from_history,
 )
-from ..analysis.plots import calibration_png, distribution_png
-from ..analysis.report import render_report
-from ..analysis.tune import tune_rules
 from ..errors import SedmaEloError, ValidationError
 from ..history import load_history
 from ..rules import REFERENCE_RULES, Rules, load_rules
@@ -181,6 +178,8 @@ def backtest_command(
         if save is not None:
             save.write_text(json.dumps(run, indent=1), encoding="utf-8")
         if plots is not None:
+            from ..analysis.plots import calibration_png, distribution_png  # matplotlib: slow to import
+
             plots.mkdir(parents=True, exist_ok=True)
             (plots / "calibration.png").write_bytes(calibration_png(run["systems"]))
             if run["timeline"]:
@@ -246,6 +245,8 @@ def tune_command(
 
             def on_trial(number: int, value: float, best: float) -> None:
                 bar.update(task, advance=1, best=f"{best:.5f}")
+
+            from ..analysis.tune import tune_rules  # optuna: slow to import
 
             result = tune_rules(
                 table,
@@ -349,5 +350,7 @@ def report_command(
                 loaded.append(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, json.JSONDecodeError) as exc:
                 raise ValidationError("runs", f"cannot read {path}: {exc}") from exc
+        from ..analysis.report import render_report  # matplotlib: slow to import
+
         out.write_text(render_report(loaded), encoding="utf-8")
         console.print(f"wrote {out}")
