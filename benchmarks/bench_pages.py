@@ -83,7 +83,7 @@ def walk(client: TestClient, pages: int) -> tuple[list[float], str | None]:
     """Milliseconds of each of ``pages`` leaderboard pages, each viewed once (the first view of each).
 
     Follows the service's cursor from the top (read through the JSON API, not timed); returns the
-    times and the last cursor reached.
+    times and the cursor of the last page viewed (``None`` if that was the first).
     """
     times = []
     cursor: str | None = None
@@ -94,9 +94,10 @@ def walk(client: TestClient, pages: int) -> tuple[list[float], str | None]:
         times.append((time.perf_counter() - started) * 1000)
         answer.raise_for_status()
         params: dict[str, Any] = {"limit": 50} if cursor is None else {"limit": 50, "cursor": cursor}
-        cursor = client.get("/v1/leaderboard", params=params).json()["next_cursor"]
-        if cursor is None:
+        nxt = client.get("/v1/leaderboard", params=params).json()["next_cursor"]
+        if nxt is None:
             break
+        cursor = nxt
     return times, cursor
 
 
@@ -143,7 +144,8 @@ def main() -> None:
             times, cursor = walk(client, 200)
             report("GET / 200 pages, each viewed once", times)
             report("GET / (leaderboard, 50 rows)", measure(client, "/", args.requests))
-            report("GET /?cursor=... (page ~200)", measure(client, f"/?cursor={cursor}", args.requests))
+            deep = "/" if cursor is None else f"/?cursor={cursor}"
+            report("GET /?cursor=... (page ~200)", measure(client, deep, args.requests))
             report("GET /?limit=100", measure(client, "/?limit=100", args.requests // 2))
             report("GET /v1/leaderboard (JSON, 50)", measure(client, "/v1/leaderboard", args.requests))
             report(f"GET /players/{top}", measure(client, f"/players/{top}", max(10, args.requests // 10)))
