@@ -66,22 +66,39 @@ def _body(match_id: str, a: str, b: str, rng: random.Random) -> dict[str, Any]:
     }
 
 
-def measure(client: TestClient, url: str, requests: int, *, cold: bool = False) -> list[float]:
-    """Milliseconds per request of ``requests`` GETs of ``url`` (after 10 warm-up requests).
-
-    ``cold`` empties the pages' trend cache before every request (the first view of a page).
-    """
+def measure(client: TestClient, url: str, requests: int) -> list[float]:
+    """Milliseconds per request of ``requests`` GETs of ``url`` (after 10 warm-up requests)."""
     for _ in range(10):
         client.get(url).raise_for_status()
     times = []
     for _ in range(requests):
-        if cold:
-            client.app.state.web_trends = None  # type: ignore[attr-defined]
         started = time.perf_counter()
         answer = client.get(url)
         times.append((time.perf_counter() - started) * 1000)
         answer.raise_for_status()
     return times
+
+
+def walk(client: TestClient, pages: int) -> tuple[list[float], str | None]:
+    """Milliseconds of each of ``pages`` leaderboard pages, each viewed once (the first view of each).
+
+    Follows the service's cursor from the top (read through the JSON API, not timed); returns the
+    times and the cursor of the last page viewed (``None`` if that was the first).
+    """
+    times = []
+    cursor: str | None = None
+    for _ in range(pages):
+        url = "/" if cursor is None else f"/?cursor={cursor}"
+        started = time.perf_counter()
+        answer = client.get(url)
+        times.append((time.perf_counter() - started) * 1000)
+        answer.raise_for_status()
+        params: dict[str, Any] = {"limit": 50} if cursor is None else {"limit": 50, "cursor": cursor}
+        nxt = client.get("/v1/leaderboard", params=params).json()["next_cursor"]
+        if nxt is None:
+            break
+        cursor = nxt
+    return times, cursor
 
 
 def report(name: str, times: list[float]) -> None:
@@ -117,21 +134,18 @@ def main() -> None:
             seed(url, args.players, args.extra, rng)
         app = create_app(ServiceSettings(database_url=url))
         with TestClient(app) as client:
+            started = time.perf_counter()
+            client.get("/").raise_for_status()
+            first = (time.perf_counter() - started) * 1000
             board = client.get("/v1/leaderboard?limit=1").json()
-            deep = client.get("/v1/leaderboard?limit=50")
-            cursor = deep.json()["next_cursor"]
-            for _ in range(200):  # walk 200 pages down for a deep cursor
-                nxt = client.get("/v1/leaderboard", params={"limit": 50, "cursor": cursor}).json()[
-                    "next_cursor"
-                ]
-                if nxt is None:
-                    break
-                cursor = nxt
             top = board["items"][0]["player_id"]
             print(f"players: {args.players:,}; top player {top}")
+            print(f"GET / first request after the app started: {first:.1f} ms")
+            times, cursor = walk(client, 200)
+            report("GET / 200 pages, each viewed once", times)
             report("GET / (leaderboard, 50 rows)", measure(client, "/", args.requests))
-            report("GET / trend cache emptied each time", measure(client, "/", args.requests // 2, cold=True))
-            report("GET /?cursor=... (page ~200)", measure(client, f"/?cursor={cursor}", args.requests))
+            deep = "/" if cursor is None else f"/?cursor={cursor}"
+            report("GET /?cursor=... (page ~200)", measure(client, deep, args.requests))
             report("GET /?limit=100", measure(client, "/?limit=100", args.requests // 2))
             report("GET /v1/leaderboard (JSON, 50)", measure(client, "/v1/leaderboard", args.requests))
             report(f"GET /players/{top}", measure(client, f"/players/{top}", max(10, args.requests // 10)))

@@ -1,4 +1,7 @@
-"""A hypothesis state machine: posts, repeats, conflicts and voids keep "stored == pure replay"."""
+"""A hypothesis state machine: posts, repeats, conflicts and voids keep "stored == pure replay".
+
+The replay also gives each player's history, which the newest-first recent changes must match.
+"""
 
 from __future__ import annotations
 
@@ -100,6 +103,7 @@ class LedgerMachine(RuleBasedStateMachine):
     def stored_equals_pure_replay(self) -> None:
         ratings: dict[str, int] = {}
         played: dict[str, int] = {}
+        history: dict[str, list[tuple[str, int, int]]] = {p: [] for p in POOL}  # oldest first
         for match_id, body, _ in self.posted:
             if match_id in self.voided:
                 continue
@@ -111,15 +115,21 @@ class LedgerMachine(RuleBasedStateMachine):
                 PlayerStats(**s["a"]),
                 PlayerStats(**s["b"]),
             )
-            ratings.update(rate(m, ratings, REFERENCE_RULES).new_ratings)
-            for p in m.players:
-                played[p] = played.get(p, 0) + 1
+            result = rate(m, ratings, REFERENCE_RULES)
+            ratings.update(result.new_ratings)
+            for c in result.changes:
+                played[c.player_id] = played.get(c.player_id, 0) + 1
+                history[c.player_id].append((match_id, c.rating_before, c.rating_after))
         for p in POOL:
             r = self.api.get(f"/v1/players/{p}")
             if p in ratings:
                 assert (r.json()["rating"], r.json()["matches_played"]) == (ratings[p], played[p])
             else:
                 assert r.status_code == 404
+        recent = self.api.get("/v1/recent-changes", players=POOL, n=3).json()["items"]
+        for p in POOL:
+            got = [(i["match_id"], i["rating_before"], i["rating_after"]) for i in recent[p]]
+            assert got == history[p][::-1][:3], p
         db = open_database(self.api.url, migrate=False)
         try:
             report = Ledger(db).verify()

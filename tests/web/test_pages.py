@@ -236,3 +236,13 @@ def test_voided_match_says_so(site: Site) -> None:
     assert 'id="voided"' in page.text
     assert "replayed by mistake" in page.text
     assert '<section class="explain"' not in page.text
+
+
+def test_search_lists_players_starting_with_the_query(site: Site) -> None:
+    """An id that is no player but starts some lists those players (by id), each linked to its page."""
+    page = site.client.get("/search", params={"q": "  a "})
+    assert page.status_code == 200
+    listed = [html.unescape(p) for p in re.findall(r'<tr data-player="([^"]*)">', page.text)]
+    everyone = [i["player_id"] for i in site.ledger.leaderboard(100, None).items]
+    assert listed == sorted(p for p in everyone if p.startswith("a"))
+    assert listed and all(f'href="/players/{quote(p, safe="")}"' in page.text for p in listed)

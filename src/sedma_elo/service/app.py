@@ -38,14 +38,14 @@ from ..web import router as web_pages
 from . import keys as keys_mod
 from .keys import KeyInfo
 from .keys import Scope as KeyScope
-from .ledger import MAX_PAGE, Ledger
+from .ledger import MAX_PAGE, MAX_RECENT, HistoryOrder, Ledger
 from .payload import ID_PATTERN, MatchIn, submission_from_payload
 from .settings import ServiceSettings
 from .writer import GroupWriter
 
 __all__ = ["app_from_env", "create_app"]
 
-_QUERY_FIELDS = {"limit", "cursor", "span", "version"}
+_QUERY_FIELDS = {"limit", "cursor", "span", "version", "order", "n", "players", "prefix"}
 
 
 class _BodyLimit:
@@ -384,6 +384,22 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         return _json(ledger().get_match(match_id))
 
     # ------------------------------------------------------------------ players
+    @app.get("/v1/players", tags=["players"])
+    def search_players(
+        prefix: Annotated[
+            str,
+            Query(
+                min_length=1,
+                max_length=128,
+                pattern=r"^[^/\x00-\x1f\x7f]+$",
+                description="the start of the player id (case-sensitive)",
+            ),
+        ],
+        limit: Annotated[int, Query(ge=1, le=MAX_RECENT)] = 20,
+    ) -> Response:
+        """Players whose id starts with ``prefix``, by id, with their rating (active version)."""
+        return _json({"items": ledger().search_players(prefix, limit)})
+
     @app.get("/v1/players/{player_id}", tags=["players"], responses={404: {"description": "unknown player"}})
     async def get_player(
         player_id: PlayerId,
@@ -404,10 +420,28 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         player_id: PlayerId,
         limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
         cursor: Annotated[str | None, Query(max_length=200)] = None,
+        order: Annotated[
+            HistoryOrder,
+            Query(description="asc: oldest first (default); desc: newest first. A cursor keeps its order."),
+        ] = "asc",
     ) -> Response:
-        """The player's rating after each match, oldest first; follow ``next_cursor`` for more."""
-        page = ledger().player_history(player_id, limit, cursor)
+        """The player's rating after each match, oldest or newest first; follow ``next_cursor`` for more."""
+        page = ledger().player_history(player_id, limit, cursor, order)
         return _json({"player_id": page.player_id, "items": page.items, "next_cursor": page.next_cursor})
+
+    @app.get("/v1/recent-changes", tags=["players"])
+    def get_recent_changes(
+        players: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=128, pattern=ID_PATTERN)]],
+            Query(max_length=MAX_RECENT, description=f"player ids, repeated (at most {MAX_RECENT})"),
+        ],
+        n: Annotated[int, Query(ge=1, le=MAX_RECENT, description="changes per player")] = 10,
+        version: Annotated[
+            int | None, Query(ge=1, le=2**31 - 1, description="ratings version (default: active)")
+        ] = None,
+    ) -> Response:
+        """Each player's last ``n`` rating changes, newest first (an empty list for an unknown player)."""
+        return _json({"items": ledger().recent_changes(players, n, version)})
 
     # ------------------------------------------------------------------ leaderboard
     @app.get("/v1/leaderboard", tags=["leaderboard"])

@@ -40,7 +40,9 @@ from ..storage.schema import matches, player_ratings, rating_changes, rating_ver
 from .payload import Submission, match_from_body, submission_from_match
 
 __all__ = [
+    "MAX_RECENT",
     "ApplyOutcome",
+    "HistoryOrder",
     "HistoryPage",
     "ImportReport",
     "LeaderboardPage",
@@ -55,6 +57,10 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 MAX_PAGE = 500
+#: Most players, and most changes per player, that :meth:`Ledger.recent_changes` answers at once.
+MAX_RECENT = 100
+#: The order of a player's history: oldest first or newest first.
+HistoryOrder = Literal["asc", "desc"]
 _RETRIES = 20
 
 
@@ -131,7 +137,7 @@ class LeaderboardPage:
 
 @dataclass(frozen=True, slots=True)
 class HistoryPage:
-    """One page of a player's rating history, oldest first."""
+    """One page of a player's rating history (oldest or newest first, as asked)."""
 
     player_id: str
     items: list[dict[str, Any]]
@@ -631,20 +637,39 @@ class Ledger:
         rating, played, last = rows[0]
         return PlayerRecord(player_id, rating, played, last, vid)
 
-    def player_history(self, player_id: str, limit: int = 50, cursor: str | None = None) -> HistoryPage:
-        """The player's rating after each match, oldest first, ``limit`` per page (1..500).
+    def player_history(
+        self,
+        player_id: str,
+        limit: int = 50,
+        cursor: str | None = None,
+        order: HistoryOrder = "asc",
+    ) -> HistoryPage:
+        """The player's rating after each match, ``limit`` per page (1..500), keyset-paginated.
+
+        ``order`` is ``"asc"`` (oldest first) or ``"desc"`` (newest first); either way a page costs
+        one range read of the (version, player, sequence) index, however deep it is. A cursor only
+        continues the order it was returned for.
 
         Raises:
             NotFoundError: the player has no match in the active version.
-            ValidationError: bad ``limit`` or ``cursor``.
+            ValidationError: bad ``limit``, ``order`` or ``cursor``.
         """
         _check_limit(limit)
-        after = -1
+        if order not in ("asc", "desc"):
+            raise ValidationError("order", "must be 'asc' or 'desc'")
+        bound = None
         if cursor is not None:
             parts = _decode_cursor(cursor)
-            if len(parts) != 1 or not isinstance(parts[0], int):
-                raise ValidationError("cursor", "is not a cursor returned by this service")
-            after = parts[0]
+            wanted = 1 if order == "asc" else 2
+            if (
+                len(parts) != wanted
+                or not isinstance(parts[0], int)
+                or isinstance(parts[0], bool)
+                or not 0 <= parts[0] < 2**62  # a bigint on PostgreSQL
+                or (order == "desc" and parts[1] != "desc")
+            ):
+                raise ValidationError("cursor", "is not a cursor returned by this service for this order")
+            bound = parts[0]
         with self.db.read.connect() as conn:
             vid = self._active_id(conn)
             exists = conn.execute(
@@ -654,36 +679,85 @@ class Ledger:
             ).first()
             if exists is None:
                 raise NotFoundError(f"player {player_id!r} has no rated match")
-            rows = conn.execute(
-                select(
-                    rating_changes.c.sequence,
-                    rating_changes.c.rating_before,
-                    rating_changes.c.rating_after,
-                    matches.c.match_id,
-                    matches.c.played_at,
-                )
-                .join(matches, matches.c.sequence == rating_changes.c.sequence)
-                .where(
-                    rating_changes.c.version_id == vid,
-                    rating_changes.c.player_id == player_id,
-                    rating_changes.c.sequence > after,
-                )
-                .order_by(rating_changes.c.sequence)
-                .limit(limit + 1)
-            ).all()
-        items = [
-            {
-                "sequence": r.sequence,
-                "match_id": r.match_id,
-                "played_at": r.played_at,
-                "rating_before": r.rating_before,
-                "rating_after": r.rating_after,
-                "delta": r.rating_after - r.rating_before,
-            }
-            for r in rows[:limit]
-        ]
-        nxt = _encode_cursor(rows[limit - 1].sequence) if len(rows) > limit else None
+            params = (vid, player_id, limit + 1) if bound is None else (vid, player_id, bound, limit + 1)
+            rows = conn.exec_driver_sql(_history_sql(order, bound is not None, self._ph), params).all()
+        items = [_history_item(r) for r in rows[:limit]]
+        nxt = None
+        if len(rows) > limit:
+            last = rows[limit - 1].sequence
+            nxt = _encode_cursor(last) if order == "asc" else _encode_cursor(last, "desc")
         return HistoryPage(player_id, items, nxt)
+
+    def recent_changes(
+        self, player_ids: Sequence[str], n: int = 10, version_id: int | None = None
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Each player's last ``n`` (1..100) rating changes, newest first, in one query.
+
+        Reads the active (or given) version. The answer has a key for every distinct id asked for
+        (at most 100); a player without a match in that version gets an empty list. Each item has
+        the same fields as an item of :meth:`player_history`, and the items are exactly the first
+        ``n`` of the player's newest-first history. One SELECT of one backward index range read per
+        player (a ``UNION ALL`` on SQLite, a ``LATERAL`` join on PostgreSQL), so its cost does not
+        grow with the length of anyone's history.
+
+        Raises:
+            ValidationError: ``n`` out of range, or more than 100 players.
+        """
+        if isinstance(n, bool) or not 1 <= n <= MAX_RECENT:
+            raise ValidationError("n", f"must be within [1, {MAX_RECENT}]")
+        wanted = list(dict.fromkeys(player_ids))
+        if len(wanted) > MAX_RECENT:
+            raise ValidationError("players", f"at most {MAX_RECENT} players at a time")
+        out: dict[str, list[dict[str, Any]]] = {pid: [] for pid in wanted}
+        if not wanted:
+            return out
+        vid = self.active_id() if version_id is None else version_id
+        params: tuple[Any, ...]
+        if self._pg:
+            # One plan for any number of players (planning 50 UNION ALL branches took longer than
+            # running them): the same per-player query, joined laterally to the list of ids.
+            branch = _history_sql("desc", False, self._ph, player="p.id")
+            sql = f"SELECT r.* FROM unnest(%s::text[]) AS p(id) CROSS JOIN LATERAL ({branch}) AS r"
+            params = (wanted, vid, n)
+        else:
+            branch = _history_sql("desc", False, self._ph)
+            sql = " UNION ALL ".join(f"SELECT * FROM ({branch}) AS r{i}" for i in range(len(wanted)))
+            params = tuple(p for pid in wanted for p in (vid, pid, n))
+        with self.db.read.connect() as conn:
+            rows = conn.exec_driver_sql(sql, params).all()
+        for r in rows:
+            out[r.player_id].append(_history_item(r))
+        for items in out.values():
+            # UNION ALL keeps no order across branches' subqueries on every database: restore it.
+            items.sort(key=lambda item: item["sequence"], reverse=True)
+        return out
+
+    def search_players(self, prefix: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Players of the active version whose id starts with ``prefix``, by id, at most ``limit`` (1..100).
+
+        One range read of the ``(version_id, player_id)`` primary key: ids from ``prefix`` up to
+        ``prefix`` followed by the highest code point. The range is exact under code point order
+        (SQLite's default, PostgreSQL's ``C`` and ``C.UTF-8`` collations); under another collation
+        it may miss ids, never return a wrong one (each id is checked again).
+
+        Raises:
+            ValidationError: ``prefix`` empty, longer than 128 characters or holding control
+                characters or ``/``; ``limit`` out of range.
+        """
+        if not prefix or len(prefix) > 128 or any(c == "/" or ord(c) < 0x20 or c == "\x7f" for c in prefix):
+            raise ValidationError("prefix", "must be 1 to 128 characters, without control characters or '/'")
+        if isinstance(limit, bool) or not 1 <= limit <= MAX_RECENT:
+            raise ValidationError("limit", f"must be within [1, {MAX_RECENT}]")
+        rows = self.db.query(
+            "SELECT player_id, rating, matches_played FROM player_ratings"
+            " WHERE version_id = ? AND player_id >= ? AND player_id < ? ORDER BY player_id LIMIT ?",
+            (self.active_id(), prefix, prefix + "\U0010ffff", limit),
+        )
+        return [
+            {"player_id": r[0], "rating": r[1], "matches_played": r[2]}
+            for r in rows
+            if r[0].startswith(prefix)
+        ]
 
     def leaderboard(
         self, limit: int = 50, cursor: str | None = None, version_id: int | None = None
@@ -1038,6 +1112,40 @@ class Ledger:
                         )
         del report.mismatches[100:]
         return report
+
+
+_HISTORY_SELECT = (
+    "SELECT rc.player_id, rc.sequence, rc.rating_before, rc.rating_after, m.match_id, m.played_at"
+    " FROM rating_changes rc JOIN matches m ON m.sequence = rc.sequence"
+    " WHERE rc.version_id = {ph} AND rc.player_id = {player}"
+)
+
+
+def _history_sql(order: HistoryOrder, bounded: bool, ph: str, player: str | None = None) -> str:
+    """One player's rating changes in ``order``, after (asc) or before (desc) a sequence if ``bounded``.
+
+    The one query behind :meth:`Ledger.player_history` and :meth:`Ledger.recent_changes`: a range of
+    the ``(version_id, player_id, sequence)`` index, read forwards or backwards. Parameters, with
+    ``ph`` the driver's placeholder: version id, player id (unless ``player`` names a column to
+    match instead), [bound,] limit. Plain SQL because building the equivalent SQLAlchemy statement
+    for 50 players cost more than running it.
+    """
+    sql = _HISTORY_SELECT.format(ph=ph, player=player or ph)
+    if order == "asc":
+        return sql + (f" AND rc.sequence > {ph}" if bounded else "") + f" ORDER BY rc.sequence LIMIT {ph}"
+    return sql + (f" AND rc.sequence < {ph}" if bounded else "") + f" ORDER BY rc.sequence DESC LIMIT {ph}"
+
+
+def _history_item(row: Any) -> dict[str, Any]:
+    """A history row in its JSON form."""
+    return {
+        "sequence": row.sequence,
+        "match_id": row.match_id,
+        "played_at": row.played_at,
+        "rating_before": row.rating_before,
+        "rating_after": row.rating_after,
+        "delta": row.rating_after - row.rating_before,
+    }
 
 
 def _check_limit(limit: int) -> None:

@@ -1,10 +1,9 @@
 """A small thread-safe LRU cache with a time limit per entry, for values the pages derive.
 
-The pages keep two per app (on ``app.state``): leaderboard trends, keyed by everything that changes
-when a match is applied to the player (ratings version, player id, matches played, current rating),
-so that a new match never leaves a stale trend; and the sides of each match, which never change once
-stored. Voiding a match recomputes ratings in place without changing those keys: the time limit
-bounds how long a trend can then stay outdated.
+The player page keeps one per app (on ``app.state.web_matches``): the sides and winner of each match
+it lists, which never change once stored, so that a page of 25 matches does not explain 25 matches
+again on every view. Leaderboard trends are not cached: one batched read per page is cheap enough
+(see ``docs/web.md``) and always current.
 """
 
 from __future__ import annotations

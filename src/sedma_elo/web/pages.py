@@ -35,10 +35,10 @@ MAX_LIMIT = 100
 HISTORY_PAGE_SIZE = 25
 #: The trend column shows the rating change over this many most recent matches.
 TREND_WINDOW = 10
+#: At most this many players are listed for a search that names no player exactly.
+SEARCH_LIMIT = 20
 #: History is read from the service this many entries per call (its largest page).
 HISTORY_READ = 500
-#: Players with more matches than this show no trend on the leaderboard (see _history).
-TREND_SCAN = 500
 
 BONUS_NAMES = {
     "won_by_16": "16ers",
@@ -94,41 +94,29 @@ def _error_page(request: Request, message: str, *, status_code: int, query: str 
 
 
 # ---------------------------------------------------------------------------- leaderboard
-def _history(svc: Any, player_id: str, *, most: int | None = None) -> list[dict[str, Any]]:
-    """The player's rating history oldest first, read page by page through the service.
-
-    With ``most`` given, players with more matches than that are not read at all (empty list): the
-    service pages history oldest first, so the recent end of a long history costs a full read.
-    """
+def _history(svc: Any, player_id: str) -> list[dict[str, Any]]:
+    """The player's whole rating history oldest first, read page by page through the service."""
     items: list[dict[str, Any]] = []
     cursor = None
     while True:
         page = _data(svc.player_history(player_id, limit=HISTORY_READ, cursor=cursor))
         items.extend(page["items"])
         cursor = page.get("next_cursor")
-        if not cursor or (most is not None and len(items) > most):
-            return items if most is None or len(items) <= most else []
+        if not cursor:
+            return items
 
 
-def _trend(request: Request, svc: Any, version_id: Any, row: Mapping[str, Any]) -> Trend | None:
-    """The trend of a leaderboard row: the last TREND_WINDOW changes, through the app's trend cache."""
-    if row["matches_played"] > TREND_SCAN:
-        return None
-    cache: TimedLru[Trend | None] | None = getattr(request.app.state, "web_trends", None)
-    if cache is None:
-        cache = request.app.state.web_trends = TimedLru()
-
-    def compute() -> Trend | None:
-        try:
-            recent = _history(svc, row["player_id"], most=TREND_SCAN)[-TREND_WINDOW:]
-        except NotFoundError:  # the player's only match was voided in between
-            return None
-        if not recent:
-            return None
-        return trend_of([recent[0]["rating_before"], *(h["rating_after"] for h in recent)])
-
-    key = (version_id, row["player_id"], row["matches_played"], row["rating"])
-    return cache.get(key, compute)
+def _trends(svc: Any, version_id: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, Trend | None]:
+    """Each row's trend over its last TREND_WINDOW matches, from one batched service read."""
+    recent = svc.recent_changes([r["player_id"] for r in rows], TREND_WINDOW, version_id)
+    trends: dict[str, Trend | None] = {}
+    for pid, newest_first in recent.items():
+        if not newest_first:  # the player's only match was voided since the leaderboard read
+            trends[pid] = None
+            continue
+        oldest_first = newest_first[::-1]
+        trends[pid] = trend_of([oldest_first[0]["rating_before"], *(h["rating_after"] for h in oldest_first)])
+    return trends
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -143,8 +131,8 @@ def leaderboard_page(
         page = _data(svc.leaderboard(limit, cursor))
     except ValidationError as exc:
         return _error_page(request, f"This page link is not valid ({exc}).", status_code=400)
-    version_id = page.get("version_id")
-    rows = [{**item, "trend": _trend(request, svc, version_id, item)} for item in page["items"]]
+    trends = _trends(svc, page.get("version_id"), page["items"])
+    rows = [{**item, "trend": trends.get(item["player_id"])} for item in page["items"]]
     next_url = None
     if page.get("next_cursor"):
         params = {"cursor": page["next_cursor"]}
@@ -166,16 +154,28 @@ def leaderboard_page(
 
 @router.get("/search", response_class=HTMLResponse)
 def search_page(request: Request, q: str = Query("", max_length=256)) -> Response:
-    """Jump to the player whose id is ``q`` (surrounding blanks ignored), or say there is none."""
+    """Jump to the player whose id is ``q`` (surrounding blanks ignored), else list ids starting with it."""
     wanted = q.strip()
     root = request.scope.get("root_path", "").rstrip("/")
     if not wanted:
         return RedirectResponse(root + "/", status_code=303)
+    svc = _service(request)
     try:
-        _service(request).get_player(wanted)
+        svc.get_player(wanted)
     except (NotFoundError, ValidationError):
+        pass
+    else:
+        return RedirectResponse(root + player_path(wanted), status_code=303)
+    try:
+        found = svc.search_players(wanted, SEARCH_LIMIT)
+    except ValidationError:  # e.g. a control character: no id can start with it
+        found = []
+    if not found:
         return _error_page(request, f"No player with the id “{wanted}”.", status_code=404, query=wanted)
-    return RedirectResponse(root + player_path(wanted), status_code=303)
+    return render_page(
+        "search.html",
+        _base_context(request, query=wanted, found=found, more=len(found) == SEARCH_LIMIT),
+    )
 
 
 # ---------------------------------------------------------------------------- player
