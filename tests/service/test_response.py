@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sedma_elo.engine import rate
+from sedma_elo.engine import RatingResult, rate
 from sedma_elo.model import PlayerStats
 from sedma_elo.rules import REFERENCE_RULES
 from sedma_elo.service import ServiceSettings, create_app
@@ -29,9 +29,9 @@ COUNTS = st.builds(
 )
 
 
-def _plain_text(sub_body: str, seq: int, played_at: str | None, result: object) -> str:
+def _plain_text(sub_body: str, seq: int, played_at: str | None, result: RatingResult) -> str:
     """The answer as json.dumps of :meth:`Ledger.match_view` (the form GET /v1/matches/{id} serves)."""
-    view = Ledger.match_view(json.loads(sub_body), seq, played_at, VERSION, result, False, None)  # type: ignore[arg-type]
+    view = Ledger.match_view(json.loads(sub_body), seq, played_at, VERSION, result, False, None)
     return json.dumps(view, separators=(",", ":"), ensure_ascii=False)
 
 
