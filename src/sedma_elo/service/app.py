@@ -8,6 +8,7 @@ and :mod:`~sedma_elo.service.keys`); the mapping from the project's errors to st
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -46,6 +47,9 @@ from .writer import GroupWriter
 __all__ = ["app_from_env", "create_app"]
 
 _QUERY_FIELDS = {"limit", "cursor", "span", "version", "order", "n", "players", "prefix"}
+
+#: GIL switch interval (seconds) while the app runs; see the lifespan in :func:`create_app`.
+_SWITCH_INTERVAL = 0.0005
 
 
 class _BodyLimit:
@@ -292,6 +296,10 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The writer thread gives up the GIL for every SQLite step and commit; with the default 5 ms
+        # switch interval it then waits behind the busy event loop for up to 5 ms each time.
+        old_interval = sys.getswitchinterval()
+        sys.setswitchinterval(_SWITCH_INTERVAL)
         db = open_database(settings.database_url, pool_size=settings.pool_size)
         ledger = Ledger(db)
         ledger.ensure_version()
@@ -308,6 +316,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         finally:
             writer.stop()
             db.dispose()
+            sys.setswitchinterval(old_interval)
 
     app = FastAPI(
         title="sedma-elo rating service",

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import Connection, and_, bindparam, delete, func, insert, or_, select, text, update
+from sqlalchemy import Connection, and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from ..engine import RatingResult, rate
+from ..engine import RatingResult, ScoreBreakdown, rate
 from ..errors import ConflictError, NotFoundError, SedmaEloError, ValidationError
 from ..explain import change_to_dict
 from ..model import Match
@@ -400,8 +400,8 @@ class Ledger:
         # The sequence is taken only now, with every player of the batch locked.
         sequences = self._next_sequences(conn, len(todo))
 
-        match_rows: list[dict[str, Any]] = []
-        change_rows: list[dict[str, Any]] = []
+        match_rows: list[tuple[Any, ...]] = []
+        change_rows: list[tuple[int, int, str, int, int]] = []
         last_seq: dict[str, int] = {}
         created_at = now_text()
         used = 0
@@ -420,33 +420,25 @@ class Ledger:
                 ratings[pid] = change.rating_after
                 played[pid] = played.get(pid, 0) + 1
                 last_seq[pid] = seq
-                change_rows.append(
-                    {
-                        "version_id": version.id,
-                        "sequence": seq,
-                        "player_id": pid,
-                        "rating_before": change.rating_before,
-                        "rating_after": change.rating_after,
-                    }
-                )
+                change_rows.append((version.id, seq, pid, change.rating_before, change.rating_after))
             match_rows.append(
-                {
-                    "sequence": seq,
-                    "match_id": sub.match_id,
-                    "body": sub.body,
-                    "body_hash": sub.body_hash,
-                    "response": response,
-                    "played_at": sub.played_at,
-                    "version_id": version.id,
-                    "voided": False,
-                    "void_reason": None,
-                    "created_at": created_at,
-                }
+                (seq, sub.match_id, sub.body, sub.body_hash, response, sub.played_at, version.id, created_at)
             )
             outcomes[i] = ApplyOutcome("created", response)
         if match_rows:
-            conn.execute(insert(matches), match_rows)
-            conn.execute(insert(rating_changes), change_rows)
+            self._insert_rows(
+                conn,
+                "INSERT INTO matches (sequence, match_id, body, body_hash, response, played_at, version_id,"
+                " voided, void_reason, created_at)",
+                f"({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {'false' if self._pg else '0'}, NULL, {ph})",
+                match_rows,
+            )
+            self._insert_rows(
+                conn,
+                "INSERT INTO rating_changes (version_id, sequence, player_id, rating_before, rating_after)",
+                f"({ph}, {ph}, {ph}, {ph}, {ph})",
+                change_rows,
+            )
             self._store_players(conn, version.id, ratings, played, last_seq, known)
 
         for i, sub in enumerate(subs):
@@ -470,6 +462,21 @@ class Ledger:
             error=ConflictError(f"match_id {sub.match_id!r} was already used for a different match"),
         )
 
+    def _insert_rows(self, conn: Connection, head: str, row: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Run ``head VALUES row`` for every tuple of ``rows`` at the driver level (no statement compilation).
+
+        SQLite reuses one prepared statement (executemany); PostgreSQL gets multi-row ``VALUES``
+        statements of up to 1,000 rows, one round trip each. Errors are still wrapped by SQLAlchemy.
+        """
+        if not self._pg:
+            conn.exec_driver_sql(f"{head} VALUES {row}", list(rows))
+            return
+        for start in range(0, len(rows), 1000):
+            chunk = rows[start : start + 1000]
+            conn.exec_driver_sql(
+                f"{head} VALUES {', '.join([row] * len(chunk))}", tuple(v for r in chunk for v in r)
+            )
+
     def _next_sequences(self, conn: Connection, n: int) -> list[int]:
         if n == 0:
             return []
@@ -478,7 +485,7 @@ class Ledger:
                 text("SELECT nextval('ledger_sequence') FROM generate_series(1, :n)"), {"n": n}
             ).scalars()
             return sorted(int(v) for v in rows)
-        top = conn.execute(select(func.coalesce(func.max(matches.c.sequence), 0))).scalar_one()
+        top = conn.exec_driver_sql("SELECT coalesce(max(sequence), 0) FROM matches").scalar_one()
         return list(range(int(top) + 1, int(top) + 1 + n))
 
     def _store_players(
@@ -490,50 +497,41 @@ class Ledger:
         last_seq: dict[str, int],
         known: set[str],
     ) -> None:
-        new_rows: list[dict[str, Any]] = []
-        old_rows: list[dict[str, Any]] = []
+        ph = self._ph
+        new_rows: list[tuple[int, str, int, int, int]] = []
+        old_rows: list[tuple[int, str, int, int, int]] = []
         for pid, seq in sorted(last_seq.items()):  # a fixed order: concurrent inserts cannot deadlock
-            row = {
-                "version_id": version_id,
-                "player_id": pid,
-                "rating": ratings[pid],
-                "matches_played": played[pid],
-                "last_sequence": seq,
-            }
+            row = (version_id, pid, ratings[pid], played[pid], seq)
             (old_rows if pid in known else new_rows).append(row)
+        # Driver-level statements (no compilation per batch); errors are still wrapped by SQLAlchemy.
         if new_rows:
-            conn.execute(insert(player_ratings), new_rows)
+            self._insert_rows(
+                conn,
+                "INSERT INTO player_ratings (version_id, player_id, rating, matches_played, last_sequence)",
+                f"({ph}, {ph}, {ph}, {ph}, {ph})",
+                new_rows,
+            )
         if old_rows and self._pg:
             # One statement instead of one round trip per player.
-            conn.execute(
-                text(
-                    "UPDATE player_ratings AS p SET rating = u.rating, matches_played = u.played, "
-                    "last_sequence = u.last FROM unnest(CAST(:ids AS text[]), CAST(:ratings AS integer[]), "
-                    "CAST(:played AS integer[]), CAST(:last AS bigint[])) "
-                    "AS u(player_id, rating, played, last) "
-                    "WHERE p.version_id = :vid AND p.player_id = u.player_id"
+            conn.exec_driver_sql(
+                "UPDATE player_ratings AS p SET rating = u.rating, matches_played = u.played, "
+                "last_sequence = u.last FROM unnest(CAST(%s AS text[]), CAST(%s AS integer[]), "
+                "CAST(%s AS integer[]), CAST(%s AS bigint[])) "
+                "AS u(player_id, rating, played, last) "
+                "WHERE p.version_id = %s AND p.player_id = u.player_id",
+                (
+                    [r[1] for r in old_rows],
+                    [r[2] for r in old_rows],
+                    [r[3] for r in old_rows],
+                    [r[4] for r in old_rows],
+                    version_id,
                 ),
-                {
-                    "ids": [r["player_id"] for r in old_rows],
-                    "ratings": [r["rating"] for r in old_rows],
-                    "played": [r["matches_played"] for r in old_rows],
-                    "last": [r["last_sequence"] for r in old_rows],
-                    "vid": version_id,
-                },
             )
         elif old_rows:
-            conn.execute(
-                update(player_ratings)
-                .where(
-                    player_ratings.c.version_id == bindparam("b_version_id"),
-                    player_ratings.c.player_id == bindparam("b_player_id"),
-                )
-                .values(
-                    rating=bindparam("b_rating"),
-                    matches_played=bindparam("b_matches_played"),
-                    last_sequence=bindparam("b_last_sequence"),
-                ),
-                [{f"b_{k}": v for k, v in r.items()} for r in old_rows],
+            conn.exec_driver_sql(
+                "UPDATE player_ratings SET rating = ?, matches_played = ?, last_sequence = ?"
+                " WHERE version_id = ? AND player_id = ?",
+                [(r[2], r[3], r[4], r[0], r[1]) for r in old_rows],
             )
 
     # ------------------------------------------------------------------ explanations
@@ -552,15 +550,13 @@ class Ledger:
             separators=compact,
             ensure_ascii=False,
         )
-        tail = json.dumps(
-            {
-                "ratings_version": {"id": version.id, "label": version.label, "rules": version.rules.label},
-                "changes": [change_to_dict(result, c.player_id) for c in result.changes],
-            },
+        version_text = json.dumps(
+            {"id": version.id, "label": version.label, "rules": version.rules.label},
             separators=compact,
             ensure_ascii=False,
         )
-        return f'{head[:-1]},"match":{sub.body},{tail[1:]}'
+        changes = ",".join(_change_text(result, c.player_id) for c in result.changes)
+        return f'{head[:-1]},"match":{sub.body},"ratings_version":{version_text},"changes":[{changes}]}}'
 
     @staticmethod
     def match_view(
@@ -1146,6 +1142,30 @@ def _history_item(row: Any) -> dict[str, Any]:
         "rating_after": row.rating_after,
         "delta": row.rating_after - row.rating_before,
     }
+
+
+_SCORE_TEXT: dict[ScoreBreakdown, str] = {}  # the same outcome and counts recur: encode each once
+
+
+def _change_text(result: RatingResult, player_id: str) -> str:
+    """``change_to_dict(result, player_id)`` as compact JSON, its ``score`` object encoded once per breakdown.
+
+    Byte for byte what ``json.dumps(..., separators=(",", ":"), ensure_ascii=False)`` gives for the
+    whole dict: the keys before and after ``score`` are encoded in their order around the cached text.
+    """
+    data = change_to_dict(result, player_id)
+    score = result[player_id].score
+    score_text = _SCORE_TEXT.get(score)
+    if score_text is None:
+        score_text = json.dumps(data["score"], separators=(",", ":"), ensure_ascii=False)
+        if len(_SCORE_TEXT) >= 4096:
+            _SCORE_TEXT.clear()
+        _SCORE_TEXT[score] = score_text
+    keys = list(data)
+    at = keys.index("score")
+    head = json.dumps({k: data[k] for k in keys[:at]}, separators=(",", ":"), ensure_ascii=False)
+    tail = json.dumps({k: data[k] for k in keys[at + 1 :]}, separators=(",", ":"), ensure_ascii=False)
+    return f'{head[:-1]},"score":{score_text},{tail[1:]}'
 
 
 def _check_limit(limit: int) -> None:
