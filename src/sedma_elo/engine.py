@@ -403,17 +403,25 @@ def rate(
     ``S = (mean adjusted score of a + 1 - mean adjusted score of b) / 2``, and side b by ``-D``;
     a rating floor lifts any rating that would end below it.
     """
-    if games_played is None and rules.uses_games_played:
+    hot = _HOT
+    if hot[0] is not rules:
+        hot = _hot(rules)
+    if hot[6]:  # no variant: the fast one-against-one path applies
+        if len(match.team_a) == 1:
+            return _rate_single(match, ratings, rules, games_played, hot)
+    elif games_played is None and rules.uses_games_played:
         raise ValidationError(
             "games_played", f"rules {rules.label} compute K from games played: pass games_played"
         )
-    if len(match.team_a) == 1 and not _has_variants(rules):
-        return _rate_single(match, ratings, rules, games_played)
     return _rate_explained(match, ratings, rules, games_played)
 
 
 def _rate_single(
-    match: Match, ratings: Mapping[str, int], rules: Rules, games_played: Mapping[str, int] | None = None
+    match: Match,
+    ratings: Mapping[str, int],
+    rules: Rules,
+    games_played: Mapping[str, int] | None,
+    hot: _Hot,
 ) -> RatingResult:
     """rate() for one against one: the new ratings now, the explanation on first use.
 
@@ -439,10 +447,7 @@ def _rate_single(
         outcome_a, outcome_b = "loss", "win"
     else:
         outcome_a = outcome_b = "draw"
-    hot = _HOT
-    if hot[0] is not rules:
-        hot = _hot(rules)
-    _, cache, tiers, k_top, half_even, label = hot
+    _, cache, tiers, k_top, half_even, label, _ = hot
     stats = match.stats
     st = stats.get(a, NO_STATS)
     found = cache.get((outcome_a, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
@@ -477,16 +482,18 @@ def _rate_single(
 
 
 _Hot = tuple[
-    Rules | None, dict[tuple[object, ...], ScoreBreakdown], tuple[tuple[int, int], ...], int, bool, str
+    Rules | None, dict[tuple[object, ...], ScoreBreakdown], tuple[tuple[int, int], ...], int, bool, str, bool
 ]
-#: What _rate_single needs of the rules it saw last, read once per call instead of per use.
-_HOT: _Hot = (None, {}, (), 0, True, "")
+#: What rate() needs of the rules it saw last, read once per call instead of per use:
+#: (rules, score cache, K tiers, top K, rounds half to even, label, no variant in use).
+_HOT: _Hot = (None, {}, (), 0, True, "", False)
 
 
 def _hot(rules: Rules) -> _Hot:
     global _HOT
     tiers = tuple((t.below, t.k) for t in rules.k_tiers)
-    _HOT = (rules, _score_cache(rules), tiers, rules.k_top, rules.rounding == "half_even", rules.label)
+    plain = not _has_variants(rules)
+    _HOT = (rules, _score_cache(rules), tiers, rules.k_top, rules.rounding == "half_even", rules.label, plain)
     return _HOT
 
 
