@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -31,10 +29,11 @@ from ..analysis import (
     simulate_league,
     table_from_history,
 )
-from ..errors import SedmaEloError, ValidationError
+from ..errors import ValidationError
 from ..history import load_history
 from ..rules import REFERENCE_RULES, Rules, load_rules
 from . import app
+from .errors import user_errors
 
 console = Console()
 err_console = Console(stderr=True)
@@ -63,16 +62,6 @@ SkipOpt = Annotated[
         "--skip-bad", help="Leave out bad rows (each reported on stderr) instead of stopping at the first."
     ),
 ]
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    """Turn the project's errors into a one-line message and exit status 2."""
-    try:
-        yield
-    except SedmaEloError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False)
-        raise typer.Exit(2) from None
 
 
 def _load(path: Path, skip_bad: bool, limit: int | None) -> MatchTable:
@@ -152,7 +141,7 @@ def backtest_command(
     ] = None,
 ) -> None:
     """Chronological backtest: predict each match from the ratings before it, score the last 30%."""
-    with _errors():
+    with user_errors():
         the_rules = load_rules(rules)
         table = _load(history, skip_bad, limit)
         split = chronological_split(len(table), test_fraction, valid_fraction)
@@ -229,7 +218,7 @@ def tune_command(
     The test window is never seen by the search; it is scored once, after it, for the starting
     and the tuned rules.
     """
-    with _errors():
+    with user_errors():
         base = load_rules(rules)
         table = _load(history, skip_bad, limit)
         split = chronological_split(len(table), test_fraction, valid_fraction)
@@ -298,7 +287,7 @@ def simulate_command(
     ] = None,
 ) -> None:
     """Simulate a league with hidden skills and measure each rule set: ranking, inflation, convergence."""
-    with _errors():
+    with user_errors():
         league = League(players=players, founders=founders, matches=matches, seed=seed)
         rule_sets: list[Rules] = [REFERENCE_RULES, *(load_rules(p) for p in rules or [])]
         results = [simulate_league(league, r, tolerance=tolerance) for r in rule_sets]
@@ -343,7 +332,7 @@ def report_command(
     out: Annotated[Path, typer.Option("--out", help="The HTML file to write.")] = Path("report.html"),
 ) -> None:
     """Write one self-contained HTML page (tables and embedded plots) from saved runs."""
-    with _errors():
+    with user_errors():
         loaded = []
         for path in runs:
             try:

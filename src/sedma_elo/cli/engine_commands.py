@@ -10,7 +10,6 @@ import csv
 import json
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -23,11 +22,12 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import REFERENCE_RULES, Match, PlayerStats, RatingResult, Rules, load_rules, rate
-from ..errors import SedmaEloError, ValidationError
+from ..errors import ValidationError
 from ..explain import explain_player, result_to_dict
 from ..matchjson import parse_json_text, rate_request_from_json
 from ..model import STAT_FIELDS, Winner, check_count, check_rating
 from . import app
+from .errors import fail, user_errors
 
 console = Console()
 
@@ -37,21 +37,6 @@ rules_app = typer.Typer(
 app.add_typer(rules_app, name="rules")
 
 
-@contextmanager
-def _user_errors(prefix: str = "") -> Iterator[None]:
-    """Turn the project's errors into ``error: ...`` on stderr and exit status 2."""
-    try:
-        yield
-    except SedmaEloError as exc:
-        typer.echo(f"error: {prefix}{exc}", err=True)
-        raise typer.Exit(2) from None
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
-
-
 def _read_text(path: str) -> str:
     """Read a file, or stdin for ``-``; an unreadable file is a user error."""
     if path == "-":
@@ -59,9 +44,9 @@ def _read_text(path: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise _fail(f"cannot read {path}: {exc.strerror}") from None
+        raise fail(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
-        raise _fail(f"cannot read {path}: not UTF-8 text") from None
+        raise fail(f"cannot read {path}: not UTF-8 text") from None
 
 
 # ---------------------------------------------------------------------------- rate
@@ -122,9 +107,9 @@ def rate_command(
     --rating-a 1000 --rating-b 1100 --a-16 1 --b-bad-moves 2``; teams and draws also from
     ``--match FILE`` (JSON).
     """
-    with _user_errors(f"{rules_file}: " if rules_file else ""):
+    with user_errors(f"{rules_file}: " if rules_file else ""):
         rules = load_rules(rules_file)
-    with _user_errors():
+    with user_errors():
         counts = {
             "--a-bad-moves": a_bad_moves,
             "--a-16": a_16,
@@ -141,7 +126,7 @@ def rate_command(
             given += [name for name, v in (("--rating-b", rating_b),) if v is not None]
             given += [name for name, v in counts.items() if v != 0]
             if given:
-                raise _fail(f"{given[0]}: cannot be combined with --match (put it in the JSON)")
+                raise fail(f"{given[0]}: cannot be combined with --match (put it in the JSON)")
             match, ratings = rate_request_from_json(parse_json_text(_read_text(match_file)))
         else:
             match, ratings = _match_from_flags(player_a, player_b, winner, rating_a, rating_b, counts)
@@ -273,7 +258,7 @@ def rules_show(
     table: Annotated[bool, typer.Option("--table", help="Print a table instead of TOML.")] = False,
 ) -> None:
     """Print a rule set as TOML (or as a table with --table)."""
-    with _user_errors(f"{file}: " if file else ""):
+    with user_errors(f"{file}: " if file else ""):
         rules = load_rules(file)
     if not table:
         typer.echo(rules.to_toml(), nl=False)
@@ -307,7 +292,7 @@ def rules_check(
     file: Annotated[Path, typer.Argument(help="Rules TOML file to validate.", metavar="FILE")],
 ) -> None:
     """Validate a rules file: print OK, or the error naming the key (exit status 2)."""
-    with _user_errors(f"{file}: "):
+    with user_errors(f"{file}: "):
         rules = load_rules(file)
     typer.echo(f"OK: {file} is valid rules {rules.label}")
 
@@ -319,11 +304,11 @@ def rules_init(
 ) -> None:
     """Write the reference rules as a commented TOML file to start a rule set from."""
     if file.exists() and not force:
-        raise _fail(f"{file} exists; use --force to overwrite it")
+        raise fail(f"{file} exists; use --force to overwrite it")
     try:
         file.write_text(commented_toml(REFERENCE_RULES), encoding="utf-8")
     except OSError as exc:
-        raise _fail(f"cannot write {file}: {exc.strerror}") from None
+        raise fail(f"cannot write {file}: {exc.strerror}") from None
     typer.echo(
         f"wrote {file} (the reference rules {REFERENCE_RULES.label}); check edits with "
         f"'sedma-elo rules check {file}'"
@@ -426,7 +411,7 @@ def demo(
     rules_file: RulesOption = None,
 ) -> None:
     """Replay the bundled sample history, print the leaderboard and explain one match."""
-    with _user_errors(f"{rules_file}: " if rules_file else ""):
+    with user_errors(f"{rules_file}: " if rules_file else ""):
         rules = load_rules(rules_file)
     matches = load_sample_history()
     ratings, played, results = replay_matches(matches, rules)

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from ..errors import SedmaEloError
 from ..rules import Rules, load_rules
 from . import app
+from .errors import fail
 
 if TYPE_CHECKING:
     from ..replay import ReplayResult
@@ -72,8 +73,7 @@ def replay_command(
         rules = load_rules(rules_file)
         result, errors = _run(history, rules, skip_bad_rows, show, changes_out is not None)
     except SedmaEloError as exc:
-        typer.echo(f"error: {history}: {exc}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"{history}: {exc}") from None
     for err in errors:
         typer.echo(f"skipped: {history}: {err}", err=True)
     if ratings_out is not None:
@@ -166,8 +166,7 @@ def _write_text(path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        typer.echo(f"error: cannot write {path}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _print_table(result: ReplayResult, top: int) -> None:

@@ -15,6 +15,7 @@ from rich.table import Table
 from ..errors import SedmaEloError
 from ..rules import load_rules
 from . import app
+from .errors import fail
 
 if TYPE_CHECKING:
     from ..service.ledger import Ledger
@@ -40,11 +41,6 @@ ratings_app = typer.Typer(
 app.add_typer(keys_app, name="keys")
 app.add_typer(db_app, name="db")
 app.add_typer(ratings_app, name="ratings")
-
-
-def _fail(exc: Exception) -> typer.Exit:
-    err_console.print(f"[red]error:[/red] {exc}")
-    return typer.Exit(2)
 
 
 @contextmanager
@@ -87,7 +83,7 @@ def serve(
         settings = ServiceSettings()
         settings.check_secure()
     except (SedmaEloError, ValueError) as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     # Migrate and create the first version once, before any worker process starts.
     with _ledger(settings.database_url):
         pass
@@ -151,7 +147,7 @@ def keys_create(
         with _ledger(database_url) as ledger:
             key, info = create_key(ledger.db, scope, label)
     except SedmaEloError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     console.print(f"Created key {info.id} ({info.scope}, prefix {info.prefix}). Keep it secret:")
     print(key, flush=True)
 
@@ -181,7 +177,7 @@ def keys_revoke(
         with _ledger(database_url) as ledger:
             info = revoke_key(ledger.db, key_id)
     except SedmaEloError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     console.print(f"Revoked key {info.id} ({info.prefix}).")
 
 
@@ -204,7 +200,7 @@ def import_history(
     try:
         matches, errors = read_matches(path, skip_bad=skip_bad)
     except SedmaEloError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     for e in errors:
         err_console.print(f"skipped {e}")
     with _ledger(database_url) as ledger:
@@ -241,7 +237,7 @@ def export_history(
             matches = [m for _, m in ledger.ledger(include_voided=include_voided)]
         write_matches(path, matches)
     except SedmaEloError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     console.print(f"Wrote {len(matches)} matches to {path}.")
 
 
@@ -272,7 +268,7 @@ def void(
         with _ledger(database_url) as ledger:
             ledger.void(match_id, reason)
     except SedmaEloError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     console.print(f"Voided {match_id}.")
 
 
@@ -301,7 +297,7 @@ def ratings_rerate(
         with _ledger(database_url) as ledger:
             info = ledger.rerate(rules, label, activate=activate)
     except SedmaEloError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     console.print(f"Version {info.id} ({info.label}) built" + (" and active." if info.active else "."))
 
 
@@ -315,7 +311,7 @@ def ratings_activate(
         with _ledger(database_url) as ledger:
             info = ledger.activate(version_id)
     except SedmaEloError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
     console.print(f"Version {info.id} ({info.label}) is active.")
 
 
