@@ -36,7 +36,7 @@ def test_analyze_refuses_an_invalid_record_naming_the_move(tmp_path: Path) -> No
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
     result = runner.invoke(app, ["analyze", str(bad), "--json"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "rounds[1].moves[3]" in result.stderr and "move 4 of round 2" in result.stderr
     assert result.stdout == ""
 
@@ -44,7 +44,7 @@ def test_analyze_refuses_an_invalid_record_naming_the_move(tmp_path: Path) -> No
 def test_analyze_reports_a_missing_file(tmp_path: Path) -> None:
     """An unreadable path is a clear error, not a traceback."""
     result = runner.invoke(app, ["analyze", str(tmp_path / "nope.json")])
-    assert result.exit_code == 1 and "cannot read" in result.stderr
+    assert result.exit_code == 2 and "cannot read" in result.stderr
 
 
 def test_play_writes_a_record_that_analyze_accepts(tmp_path: Path) -> None:

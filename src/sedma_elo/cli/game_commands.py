@@ -123,14 +123,14 @@ def analyze_command(
             judge=judge_mode,
         )
     except ValueError as exc:
-        raise fail(str(exc), code=1) from None
+        raise fail(str(exc)) from None
     try:
         rec = load_record(record)
         result = analyze(rec, config)
     except OSError as exc:
-        raise fail(f"cannot read {record}: {exc.strerror or exc}", code=1) from None
+        raise fail(f"cannot read {record}: {exc.strerror or exc}") from None
     except GameRecordError as exc:
-        raise fail(f"{record}: invalid game record: {exc}", code=1) from None
+        raise fail(f"{record}: invalid game record: {exc}") from None
     if as_json:
         print(json.dumps(result.to_json(), indent=2))
     else:
@@ -151,7 +151,7 @@ def play_command(
         bots = [make_bot(bot_a, seed * 2 + 1, samples), make_bot(bot_b, seed * 2 + 2, samples)]
         rules = GameRules(target=target)
     except (ValueError, GameRecordError) as exc:
-        raise fail(str(exc), code=1) from None
+        raise fail(str(exc)) from None
     played = play_match(bots, [f"{bot_a}-a", f"{bot_b}-b"], seed, rules, match_id=f"play-{seed}")
     out.write_text(dumps_record(played.record, pretty=True) + "\n", encoding="utf-8")
     a, b = played.match_points
@@ -186,7 +186,7 @@ def league_command(
             per_day=per_day,
         )
     except ValueError as exc:
-        raise fail(str(exc), code=1) from None
+        raise fail(str(exc)) from None
     columns = (TextColumn("league"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as progress:
         task = progress.add_task("league", total=matches)
