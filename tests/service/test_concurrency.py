@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 from sedma_elo.model import Match
 from sedma_elo.service import GroupWriter, Ledger
@@ -106,3 +109,47 @@ def test_voids_and_rerate_during_concurrent_writes_keep_the_ledger_replayable(db
     assert report.versions == 2 and report.matches == 117
     for ledger in ledgers:
         ledger.db.dispose()
+
+
+_WRITER_PROCESS = """
+import sys
+from sedma_elo.model import Match
+from sedma_elo.service import GroupWriter, Ledger
+from sedma_elo.service.payload import submission_from_match
+from sedma_elo.storage import open_database
+
+url, tag = sys.argv[1], sys.argv[2]
+ledger = Ledger(open_database(url))
+ledger.ensure_version()
+writer = GroupWriter(ledger, max_batch=8)
+writer.start()
+players = [f"p{i}" for i in range(8)]
+matches = [
+    Match.single(players[i % 8], players[(i + 1 + i // 8 % 7) % 8], "a", match_id=f"{tag}-{i}")
+    for i in range(150)
+]
+futures = [writer.submit_nowait(submission_from_match(m)) for m in matches]
+assert all(f.result(timeout=60).status == "created" for f in futures)
+writer.stop()
+"""
+
+
+def test_two_processes_writing_one_sqlite_file_take_turns(tmp_path: Path) -> None:
+    """Two OS processes group-committing to one SQLite file: every match lands once, sequences are gapless."""
+    url = f"sqlite:///{tmp_path}/shared.db"
+    Ledger(open_database(url)).ensure_version()
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER_PROCESS, url, tag], stderr=subprocess.PIPE)
+        for tag in ("x", "y")
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+    ledger = Ledger(open_database(url))
+    stored = list(ledger.ledger())
+    assert {m.match_id for _, m in stored} == {
+        f"{t}-{i}" for t in "xy" for i in range(150) if i % 8 != (i * 3 + 1) % 8
+    }
+    assert [seq for seq, _ in stored] == list(range(1, len(stored) + 1))
+    assert ledger.verify().ok
+    ledger.db.dispose()

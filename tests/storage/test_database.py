@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -65,4 +68,49 @@ def test_write_transactions_begin_immediate(tmp_path: Path) -> None:
                 conn.close()
     finally:
         other.dispose()
+        db.dispose()
+
+
+def test_begin_write_queues_a_second_database_on_the_same_file(tmp_path: Path) -> None:
+    """A writer of another Database (as of another process) waits on the lock file, not in the busy loop."""
+    db = open_database(f"sqlite:///{tmp_path}/q.db")
+    other = open_database(f"sqlite:///{tmp_path}/q.db", migrate=False)
+    events: list[str] = []
+    try:
+        # A 50 ms busy timeout would fail the second writer if it reached SQLite while the first holds it.
+        @sa.event.listens_for(other.write, "connect")
+        def _short_timeout(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.execute("PRAGMA busy_timeout=50")
+
+        def second() -> None:
+            with other.begin_write() as conn:
+                events.append("second in")
+                conn.exec_driver_sql("CREATE TABLE second_writer (x INTEGER)")
+
+        with db.begin_write() as conn:
+            conn.exec_driver_sql("CREATE TABLE first_writer (x INTEGER)")
+            thread = threading.Thread(target=second)
+            thread.start()
+            time.sleep(0.3)
+            events.append("first out")
+        thread.join(10)
+        assert events == ["first out", "second in"]
+        with other.read.connect() as conn:
+            names = {
+                r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+        assert {"first_writer", "second_writer"} <= names
+    finally:
+        other.dispose()
+        db.dispose()
+
+
+def test_the_write_lock_lives_in_its_own_file_next_to_the_database(tmp_path: Path) -> None:
+    """The lock is a separate file: SQLite's own locks on the database file are never touched."""
+    db = open_database(f"sqlite:///{tmp_path}/w.db")
+    try:
+        with db.begin_write():
+            pass
+        assert (tmp_path / "w.db-writer.lock").exists()
+    finally:
         db.dispose()

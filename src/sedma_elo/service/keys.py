@@ -95,7 +95,7 @@ def create_key(
         "created_at": now_text(),
         "revoked_at": None,
     }
-    with db.write.begin() as conn:
+    with db.begin_write() as conn:
         existing = conn.execute(
             select(api_keys.c.id).where(api_keys.c.key_hash == info_row["key_hash"])
         ).first()
@@ -129,7 +129,7 @@ def revoke_key(db: Database, key_id: int) -> KeyInfo:
     Raises:
         NotFoundError: no key has this id.
     """
-    with db.write.begin() as conn:
+    with db.begin_write() as conn:
         row = conn.execute(select(api_keys).where(api_keys.c.id == key_id)).first()
         if row is None:
             raise NotFoundError(f"key {key_id} does not exist")
