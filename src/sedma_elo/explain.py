@@ -49,23 +49,29 @@ Under float32 rules (the reference) the ``score`` values are single-precision nu
 written with the fewest digits that identify that single-precision value (``0.05``, not
 ``0.05000000074505806``). Every other number is the exact double.
 
+:func:`change_to_json` is one player's object as compact JSON text, for the service's write path.
+
 :func:`explain_player` gives the sentences, in the third person (``"alice won ..."``) or, with
 ``second_person=True``, addressed to the player (``"You won ..."``).
 """
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NamedTuple, TypeVar
 
+from ._jsontext import json_scalar, json_string
 from .engine import BonusTerm, PlayerChange, RatingResult, ScoreBreakdown, f32
 from .matchjson import match_to_json
 
-__all__ = ["change_to_dict", "explain_player", "explain_result", "result_to_dict"]
+__all__ = ["change_to_dict", "change_to_json", "explain_player", "explain_result", "result_to_dict"]
 
 _MINUS = "\u2212"
 _TIMES = "\u00d7"
 _WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_VERBS = {"win": "won against", "loss": "lost to", "draw": "drew with"}
 _BONUS_NAMES = {
     "won_by_16": ("16er", "16ers"),
     "won_by_24": ("24er", "24ers"),
@@ -115,6 +121,86 @@ def change_to_dict(result: RatingResult, player_id: str) -> dict[str, Any]:
     }
 
 
+def change_to_json(result: RatingResult, player_id: str) -> str:
+    """``change_to_dict(result, player_id)`` as compact JSON text, built without the dict.
+
+    Byte for byte ``json.dumps(change_to_dict(result, player_id), separators=(",", ":"),
+    ensure_ascii=False)``, several times faster: what depends only on the score breakdown (its
+    object, its sentences) or on K (its reason, its sentence) is encoded once and cached, the rest
+    is formatted straight into the text.
+
+    Raises:
+        KeyError: ``player_id`` did not play in the match.
+    """
+    change = result[player_id]
+    own, other = _sides(result, change)
+    mates = [p for p in own if p != player_id]
+    score = _score_texts(change.score)
+    k_text, reason_text, k_sentence = _k_texts(change.k, change.k_reason)
+    name = json_string(player_id)
+    explanation = [
+        json_string(_headline(change, player_id, mates, other)),
+        k_sentence,
+        name[1:-1].join(score.sentences),
+        json_string(_change_sentence(change)),
+        *(json_string(_sentence(note)) for note in change.notes),
+    ]
+    # The keys in change_to_dict's order.
+    return (
+        f'{{"player_id":{name},"side":{json_string(change.side)},"outcome":{score.outcome},'
+        f'"teammates":{_string_list(mates)},"opponents":{_string_list(other)},'
+        f'"rating_before":{json_scalar(change.rating_before)},"k":{k_text},"k_reason":{reason_text},'
+        f'"team_rating":{json_scalar(change.team_rating)},'
+        f'"opponent_rating":{json_scalar(change.opponent_rating)},'
+        f'"expected":{json_scalar(change.expected)},"score":{score.json},'
+        f'"change":{json_scalar(change.change)},"rating_after":{json_scalar(change.rating_after)},'
+        f'"delta":{json_scalar(change.delta)},"games_played":{json_scalar(change.games_played)},'
+        f'"notes":{_string_list(change.notes)},"explanation":[{",".join(explanation)}]}}'
+    )
+
+
+def _string_list(items: Iterable[str]) -> str:
+    return f"[{','.join(map(json_string, items))}]"
+
+
+class _ScoreTexts(NamedTuple):
+    """The JSON texts of one score breakdown, for :func:`change_to_json`."""
+
+    score: ScoreBreakdown  # held so that its id, the cache key, is not reused while cached
+    outcome: str  # the outcome as a JSON string
+    json: str  # the score object
+    sentences: tuple[str, ...]  # the score sentences as JSON strings joined by ",", cut where the name goes
+
+
+#: Stands for the player's name while a score's sentences are encoded: a control character, which
+#: the fixed words and numbers of those sentences never contain.
+_NAME = "\x00"
+_NAME_JSON = json_string(_NAME)[1:-1]
+_SCORE_TEXTS: dict[int, _ScoreTexts] = {}  # by id: rate() hands out one breakdown per outcome and counts
+_K_TEXTS: dict[tuple[str, float, type], tuple[str, str, str]] = {}
+
+
+def _score_texts(s: ScoreBreakdown) -> _ScoreTexts:
+    """The cached JSON texts of ``s`` (identity-keyed: hashing a breakdown costs more than encoding)."""
+    found = _SCORE_TEXTS.get(id(s))
+    if found is None or found.score is not s:
+        lines = ",".join(map(json_string, _score_lines(s, f"{_NAME} keeps", f"{_NAME}'s")))
+        score_json = json.dumps(_score_to_dict(s), separators=(",", ":"), ensure_ascii=False)
+        texts = _ScoreTexts(s, json_string(s.outcome), score_json, tuple(lines.split(_NAME_JSON)))
+        found = _remember(_SCORE_TEXTS, id(s), texts)
+    return found
+
+
+def _k_texts(k: float, reason: str) -> tuple[str, str, str]:
+    """(``k``, ``reason``, the K sentence) as JSON texts; cached, as a few reasons recur."""
+    key = (reason, k, type(k))  # the type too: 40 and 40.0 are equal keys but read differently
+    found = _K_TEXTS.get(key)
+    if found is None:
+        texts = (json_scalar(k), json_string(reason), json_string(_k_sentence(k, reason)))
+        found = _remember(_K_TEXTS, key, texts)
+    return found
+
+
 def _score_to_dict(s: ScoreBreakdown) -> dict[str, Any]:
     bonus_erased, malus_erased = _erased(s)
     return {
@@ -155,14 +241,21 @@ def _num(x: float) -> float:
     """``x`` itself, or for a single-precision value the shortest decimal that reads back to it."""
     found = _SHORT.get(x)
     if found is None:
-        found = _shortest_single(x)
-        if len(_SHORT) >= 4096:
-            _SHORT.clear()
-        _SHORT[x] = found
+        found = _remember(_SHORT, x, _shortest_single(x))
     return found
 
 
 _SHORT: dict[float, float] = {}  # score values repeat a lot: the same counts under the same rules
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _remember(cache: dict[_K, _V], key: _K, value: _V) -> _V:
+    """Store ``value`` under ``key`` and return it; a full cache (4,096 entries) is emptied first."""
+    if len(cache) >= 4096:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def _shortest_single(x: float) -> float:
@@ -209,21 +302,37 @@ def explain_player(result: RatingResult, player_id: str, *, second_person: bool 
         KeyError: ``player_id`` did not play in the match.
     """
     change = result[player_id]
-    s = change.score
     own, other = _sides(result, change)
     me = "You" if second_person else change.player_id
     my = "your" if second_person else f"{change.player_id}'s"
+    keeps = "you keep" if second_person else f"{change.player_id} keeps"
     mates = [p for p in own if p != player_id]
-    out = [_headline(change, me, mates, other), f"K is {change.k}: {change.k_reason}."]
+    return [
+        _headline(change, me, mates, other),
+        _k_sentence(change.k, change.k_reason),
+        *_score_lines(change.score, keeps, my),
+        _change_sentence(change),
+        *(_sentence(note) for note in change.notes),
+    ]
 
+
+def _k_sentence(k: float, reason: str) -> str:
+    return f"K is {k}: {reason}."
+
+
+def _score_lines(s: ScoreBreakdown, keeps: str, my: str) -> list[str]:
+    """The sentences on the adjusted score: base and bonuses, the share kept, the malus, the clamp.
+
+    ``keeps`` (``"alice keeps"``) and ``my`` (``"alice's"``) are the only words that name the
+    player; everything else depends on ``s`` alone.
+    """
     parts = [f"a {s.outcome} scores {_plain(s.base)}"]
     bonus_texts = [_bonus_text(t) for t in s.bonuses if t.count > 0]
     if bonus_texts:
         parts.append("; ".join(bonus_texts))
-    out.append(_sentence("; ".join(parts)))
+    out = [_sentence("; ".join(parts))]
     if bonus_texts and s.bonus_scale != 1.0:
         role = {"loss": "As the loser", "draw": "On a draw"}.get(s.outcome, "Here")
-        keeps = "you keep" if second_person else f"{change.player_id} keeps"
         share = f"{_plain(s.bonus_scale * 100, 2)}%" if s.bonus_scale > 0 else "none"
         out.append(
             f"{role} {keeps} {share} of the bonus of {_signed(s.bonus_total)}: {_signed(s.bonus_scaled)}."
@@ -231,14 +340,12 @@ def explain_player(result: RatingResult, player_id: str, *, second_person: bool 
     if s.malus.count > 0:
         out.append(_sentence(_malus_text(s)))
     out.extend(_score_sentences(s, my))
-    out.append(_change_sentence(change))
-    out.extend(_sentence(note) for note in getattr(change, "notes", ()))
     return out
 
 
 def _headline(change: PlayerChange, me: str, mates: list[str], other: tuple[str, ...]) -> str:
     s = change.score
-    verb = {"win": "won against", "loss": "lost to", "draw": "drew with"}[s.outcome]
+    verb = _VERBS[s.outcome]
     who = me + (f" (with {' and '.join(mates)})" if mates else "")
     kind = "team" if len(other) > 1 else "player"
     if change.opponent_rating > change.team_rating:

@@ -31,9 +31,10 @@ import psycopg
 from sqlalchemy import Connection, and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
-from ..engine import RatingResult, ScoreBreakdown, rate
+from .._jsontext import json_scalar, json_string
+from ..engine import RatingResult, rate
 from ..errors import ConflictError, NotFoundError, SedmaEloError, ValidationError
-from ..explain import change_to_dict
+from ..explain import change_to_dict, change_to_json
 from ..model import Match
 from ..rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules, rules_from_toml
 from ..storage import Database
@@ -714,26 +715,19 @@ class Ledger:
     # ------------------------------------------------------------------ explanations
     @staticmethod
     def _response_text(sub: Submission, seq: int, version: VersionInfo, result: RatingResult) -> str:
-        """The JSON text of :meth:`match_view` for a just-applied match, reusing the canonical body text."""
-        compact = (",", ":")
-        head = json.dumps(
-            {
-                "match_id": sub.match_id,
-                "sequence": seq,
-                "played_at": sub.played_at,
-                "voided": False,
-                "void_reason": None,
-            },
-            separators=compact,
-            ensure_ascii=False,
+        """The JSON text of :meth:`match_view` for a just-applied match, reusing the canonical body text.
+
+        Byte for byte ``json.dumps`` of the view with ``separators=(",", ":")`` and
+        ``ensure_ascii=False``, formatted directly: this runs on every match write.
+        """
+        changes = ",".join(change_to_json(result, c.player_id) for c in result.changes)
+        return (
+            f'{{"match_id":{json_string(sub.match_id)},"sequence":{json_scalar(seq)},'
+            f'"played_at":{json_scalar(sub.played_at)},"voided":false,"void_reason":null,'
+            f'"match":{sub.body},"ratings_version":{{"id":{json_scalar(version.id)},'
+            f'"label":{json_string(version.label)},"rules":{json_string(version.rules.label)}}},'
+            f'"changes":[{changes}]}}'
         )
-        version_text = json.dumps(
-            {"id": version.id, "label": version.label, "rules": version.rules.label},
-            separators=compact,
-            ensure_ascii=False,
-        )
-        changes = ",".join(_change_text(result, c.player_id) for c in result.changes)
-        return f'{head[:-1]},"match":{sub.body},"ratings_version":{version_text},"changes":[{changes}]}}'
 
     @staticmethod
     def match_view(
@@ -1319,30 +1313,6 @@ def _history_item(row: Any) -> dict[str, Any]:
         "rating_after": row.rating_after,
         "delta": row.rating_after - row.rating_before,
     }
-
-
-_SCORE_TEXT: dict[ScoreBreakdown, str] = {}  # the same outcome and counts recur: encode each once
-
-
-def _change_text(result: RatingResult, player_id: str) -> str:
-    """``change_to_dict(result, player_id)`` as compact JSON, its ``score`` object encoded once per breakdown.
-
-    Byte for byte what ``json.dumps(..., separators=(",", ":"), ensure_ascii=False)`` gives for the
-    whole dict: the keys before and after ``score`` are encoded in their order around the cached text.
-    """
-    data = change_to_dict(result, player_id)
-    score = result[player_id].score
-    score_text = _SCORE_TEXT.get(score)
-    if score_text is None:
-        score_text = json.dumps(data["score"], separators=(",", ":"), ensure_ascii=False)
-        if len(_SCORE_TEXT) >= 4096:
-            _SCORE_TEXT.clear()
-        _SCORE_TEXT[score] = score_text
-    keys = list(data)
-    at = keys.index("score")
-    head = json.dumps({k: data[k] for k in keys[:at]}, separators=(",", ":"), ensure_ascii=False)
-    tail = json.dumps({k: data[k] for k in keys[at + 1 :]}, separators=(",", ":"), ensure_ascii=False)
-    return f'{head[:-1]},"score":{score_text},{tail[1:]}'
 
 
 def _check_limit(limit: int) -> None:

@@ -1,0 +1,97 @@
+"""Microseconds per match to build the stored answer text of ``POST /v1/matches``.
+
+The service writes, for every new match, the JSON text of its match view (the match, its sequence,
+the ratings version and every player's explanation): ``Ledger._response_text``. This script builds
+``--matches`` random submissions through the service's own payload path (seeded, varied ratings,
+outcomes and counts), rates them under the reference rules, reads each result's explanation once
+(``result.changes``, built lazily by ``rate()`` and paid for whatever the answer's encoding), then
+times only the text, for one-against-one and two-against-two matches.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_response.py [--matches 5000] [--repeat 7] [--seed 1]
+
+The best of ``--repeat`` passes over all the matches is reported (least disturbed by other
+processes), as microseconds per match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import time
+
+from sedma_elo.engine import RatingResult, rate
+from sedma_elo.rules import REFERENCE_RULES
+from sedma_elo.service.ledger import Ledger, VersionInfo, now_text
+from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload
+
+VERSION = VersionInfo(1, "reference", REFERENCE_RULES, True, now_text())
+
+
+def _stats(rng: random.Random) -> dict[str, int]:
+    """Counts as a real match gives them: mostly small, sometimes past the caps."""
+    return {
+        "bad_moves": rng.choice((0, 0, 0, 1, 2, 3, 20)),
+        "won_by_16": rng.choice((0, 0, 1, 2, 4)),
+        "won_by_24": rng.choice((0, 0, 0, 1)),
+        "won_by_4_and_last": rng.choice((0, 0, 1, 2)),
+    }
+
+
+def workload(n: int, team: bool, seed: int) -> list[tuple[Submission, RatingResult]]:
+    """``n`` rated submissions among 1,000 players, their explanations already built."""
+    rng = random.Random(seed)
+    ids = [f"player-{i}" for i in range(1000)]
+    ratings = {p: rng.randint(700, 2200) for p in ids}
+    out = []
+    for i in range(n):
+        players = rng.sample(ids, 4 if team else 2)
+        sides = (
+            {"team_a": players[:2], "team_b": players[2:]}
+            if team
+            else {"player_a": players[0], "player_b": players[1]}
+        )
+        keys = players if team else ["a", "b"]
+        payload = {
+            "match_id": f"m-{i}",
+            "played_at": "2026-11-29T12:00:00Z",
+            "winner": rng.choice(("a", "a", "b", "b", "draw")),
+            **sides,
+            "stats": {key: _stats(rng) for key in keys},
+        }
+        sub = submission_from_payload(MatchIn.model_validate(payload))
+        result = rate(sub.match, ratings, REFERENCE_RULES)
+        result.changes  # noqa: B018  # built here so that the timing below is the text alone
+        out.append((sub, result))
+    return out
+
+
+def microseconds_per_match(work: list[tuple[Submission, RatingResult]], repeat: int) -> float:
+    """Best of ``repeat`` passes over ``work``: µs per ``Ledger._response_text`` call."""
+    text = Ledger._response_text
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        for seq, (sub, result) in enumerate(work, 1):
+            text(sub, seq, VERSION, result)
+        best = min(best, time.perf_counter() - start)
+    return best / len(work) * 1e6
+
+
+def main() -> None:
+    """Print µs per match for 1-vs-1 and 2-vs-2 workloads."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--matches", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    for name, team in (("1-vs-1", False), ("2-vs-2", True)):
+        work = workload(args.matches, team, args.seed)
+        print(f"{name}: {microseconds_per_match(work, args.repeat):.1f} µs per match")
+
+
+if __name__ == "__main__":
+    main()
