@@ -51,7 +51,7 @@ __all__ = ["app_from_env", "create_app"]
 _QUERY_FIELDS = {"limit", "cursor", "span", "version", "order", "n", "players", "prefix"}
 
 #: GIL switch interval (seconds) while the app runs; see the lifespan in :func:`create_app`.
-_SWITCH_INTERVAL = 0.0005
+_SWITCH_INTERVAL = 0.0001
 
 
 class _RateLimiter:
@@ -263,8 +263,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # The writer thread gives up the GIL for every SQLite step and commit; with the default 5 ms
-        # switch interval it then waits behind the busy event loop for up to 5 ms each time.
+        # The writer thread gives up the GIL for every database call; with the default 5 ms switch
+        # interval it then waits behind the busy event loop for up to 5 ms each time. 0.1 ms gave
+        # PostgreSQL ~20% more writes/s than 0.5 ms (benchmarks/bench_service.py).
         old_interval = sys.getswitchinterval()
         sys.setswitchinterval(_SWITCH_INTERVAL)
         db = open_database(settings.database_url, pool_size=settings.pool_size)
@@ -272,8 +273,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         ledger.ensure_version()
         if settings.admin_key is not None:
             keys_mod.create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())
-        threads = settings.writer_threads or (1 if db.dialect == "sqlite" else 4)
-        writer = GroupWriter(ledger, settings.max_batch, threads)
+        writer = GroupWriter(ledger, settings.max_batch, settings.writer_threads)
         writer.start()
         state.update(db=db, ledger=ledger, writer=writer)
         # Full collections walking the long-lived start-up objects (modules, schemas, SQLAlchemy)

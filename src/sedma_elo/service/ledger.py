@@ -188,7 +188,7 @@ def replay(
 
 def _is_retryable(exc: Exception) -> bool:
     """Whether a failed batch may succeed when tried again (a race with another writer)."""
-    if isinstance(exc, _StaleBatch | IntegrityError):
+    if isinstance(exc, _TryAgain | IntegrityError):
         return True  # a concurrent insert of the same player or match id; the retry sees it
     if isinstance(exc, OperationalError):
         msg = str(exc.orig).lower()
@@ -255,8 +255,8 @@ class _BatchRows:
     last_seq: dict[str, int] = field(default_factory=dict)
 
 
-class _StaleBatch(Exception):
-    """The batch's reads disagree because another process wrote meanwhile; try it again."""
+class _TryAgain(Exception):
+    """The batch met a passing condition (a concurrent write between its reads, a lost connection)."""
 
 
 # PostgreSQL statements of the batch write path (see Ledger._apply_pg). Arrays travel in binary
@@ -446,7 +446,7 @@ class Ledger:
                     return self._apply_pg(submissions)
                 with self.db.begin_write() as conn:
                     return self._apply_in(conn, submissions)
-            except (DBAPIError, psycopg.Error, _StaleBatch) as exc:
+            except (DBAPIError, psycopg.Error, _TryAgain) as exc:
                 if attempt == _RETRIES - 1 or not _is_retryable(exc):
                     raise
                 _log.info("retrying a batch of %d: %s", len(submissions), str(exc).splitlines()[0])
@@ -541,13 +541,14 @@ class Ledger:
                     sequences = sorted(int(r[0]) for r in seq_cur.fetchall())
                     if len(sequences) < len(batch.todo):
                         # Another process stored one of these ids between two of the reads above.
-                        raise _StaleBatch("a match of the batch was stored concurrently")
+                        raise _TryAgain("a match of the batch was stored concurrently")
                     rows_out = self._rate_batch(batch, version, ratings, played, sequences)
                     if rows_out.matches:
                         self._write_pg(raw, version.id, rows_out, ratings, played, known)
-            except psycopg.Error:
-                if raw.broken:
+            except psycopg.Error as exc:
+                if raw.broken:  # e.g. the server restarted: a new connection may well succeed
                     sa_conn.invalidate()
+                    raise _TryAgain("the database connection was lost") from exc
                 raise
         return batch.settle()
 

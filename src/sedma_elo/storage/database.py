@@ -104,7 +104,9 @@ class WriteLock:
 class Database:
     """A database reached through two engines: ``read`` for queries and ``write`` for changes.
 
-    On SQLite they differ (``BEGIN`` versus ``BEGIN IMMEDIATE``); on PostgreSQL they are one engine.
+    On SQLite they differ in ``BEGIN`` versus ``BEGIN IMMEDIATE``. On PostgreSQL they differ in
+    ``pool_pre_ping``: readers ping a pooled connection before use; the writer skips that round trip
+    and retries a batch whose connection turns out broken instead.
     """
 
     url: str
@@ -182,7 +184,8 @@ def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool =
         read = _sqlite_engine(url, immediate=False, pool_size=pool_size)
         write = _sqlite_engine(url, immediate=True, pool_size=2)
     else:
-        read = write = create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        read = create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        write = create_engine(url, pool_size=pool_size, max_overflow=pool_size)
     fast = None
     if parsed.get_backend_name() != "sqlite":
         fast = create_engine(url, pool_size=pool_size, max_overflow=pool_size, isolation_level="AUTOCOMMIT")
