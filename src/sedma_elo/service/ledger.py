@@ -18,18 +18,22 @@ Guarantees (see ``docs/service.md``):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
+import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import psycopg
-from sqlalchemy import Connection, and_, delete, func, insert, or_, select, text, update
+from sqlalchemy import Connection, and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.pool import PoolProxiedConnection
 
 from .._jsontext import json_scalar, json_string
 from ..engine import RatingResult, rate
@@ -52,6 +56,7 @@ __all__ = [
     "PlayerRecord",
     "VerifyReport",
     "VersionInfo",
+    "WriterSession",
     "now_text",
     "replay",
 ]
@@ -193,6 +198,8 @@ def _is_retryable(exc: Exception) -> bool:
     if isinstance(exc, OperationalError):
         msg = str(exc.orig).lower()
         return "deadlock" in msg or "could not serialize" in msg or "database is locked" in msg
+    if isinstance(exc, sqlite3.OperationalError):  # a writer outside the lock file outlasted busy_timeout
+        return "database is locked" in str(exc).lower()
     return isinstance(exc, psycopg.Error) and exc.sqlstate in _RETRYABLE_SQLSTATES
 
 
@@ -424,51 +431,44 @@ class Ledger:
         fails as a whole, each match is retried in a transaction of its own so that one bad match
         cannot fail the others.
         """
-        if not submissions:
-            return []
+        with self.writer_session() as session:
+            return session.apply(submissions)
+
+    @contextmanager
+    def writer_session(self) -> Iterator[WriterSession]:
+        """A :class:`WriterSession` on this ledger, closed (its connection returned) at the end."""
+        session = WriterSession(self)
         try:
-            return self._apply_with_retry(submissions)
-        except Exception:
-            if len(submissions) == 1:
-                raise
-        outcomes = []
-        for sub in submissions:
+            yield session
+        finally:
+            session.close()
+
+    def _apply_sqlite(self, raw: sqlite3.Connection, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+        """Apply ``subs`` in one SQLite transaction on ``raw``, holding the database's write lock."""
+        with self.db.write_lock or contextlib.nullcontext():
+            raw.execute("BEGIN IMMEDIATE")
             try:
-                outcomes.append(self._apply_with_retry([sub])[0])
-            except Exception as exc:  # only this match fails (answered 500); the others stand
-                outcomes.append(ApplyOutcome("error", failure=exc))
+                outcomes = self._apply_sqlite_in(raw, subs)
+                raw.execute("COMMIT")
+            except BaseException:
+                if raw.in_transaction:
+                    raw.rollback()
+                raise
         return outcomes
 
-    def _apply_with_retry(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
-        for attempt in range(_RETRIES):
-            try:
-                if self._pg:
-                    return self._apply_pg(submissions)
-                with self.db.begin_write() as conn:
-                    return self._apply_in(conn, submissions)
-            except (DBAPIError, psycopg.Error, _TryAgain) as exc:
-                if attempt == _RETRIES - 1 or not _is_retryable(exc):
-                    raise
-                _log.info("retrying a batch of %d: %s", len(submissions), str(exc).splitlines()[0])
-                time.sleep(0.002 * (attempt + 1))
-        raise AssertionError("unreachable")
-
-    def _apply_in(self, conn: Connection, subs: Sequence[Submission]) -> list[ApplyOutcome]:
-        """Apply ``subs`` inside ``conn``'s transaction (SQLite, whose write lock is already held)."""
-        # The hot path talks to the driver directly (no statement compilation); errors are still
-        # wrapped by SQLAlchemy, so the retry logic sees them.
-        ph = self._ph
-        active = conn.exec_driver_sql("SELECT id FROM rating_versions WHERE active").scalar()
+    def _apply_sqlite_in(self, raw: sqlite3.Connection, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+        # Driver-level statements: the SQLAlchemy layers cost the writer a fifth of its CPU here.
+        active = raw.execute("SELECT id FROM rating_versions WHERE active").fetchone()
         if active is None:
             raise NotFoundError("there is no active ratings version")
-        version = self._version(conn, int(active))
+        version = self._version_raw(raw, int(active[0]))
         ids = list({s.match_id for s in subs})
         stored = {
             row[0]: (row[1], row[2])
-            for row in conn.exec_driver_sql(
+            for row in raw.execute(
                 "SELECT match_id, body_hash, response FROM matches"
-                f" WHERE match_id IN ({', '.join([ph] * len(ids))})",
-                tuple(ids),
+                f" WHERE match_id IN ({', '.join('?' * len(ids))})",
+                ids,
             )
         }
         batch = _Batch(subs, stored)
@@ -478,9 +478,9 @@ class Ledger:
         if players:
             # ORDER BY player_id steers SQLite to the primary key; without it the planner scanned the
             # whole version through the rank index (a 3x slower write path at 100,000 players).
-            rows = conn.exec_driver_sql(
-                "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = "
-                f"{ph} AND player_id IN ({', '.join([ph] * len(players))}) ORDER BY player_id",
+            rows = raw.execute(
+                "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = ?"
+                f" AND player_id IN ({', '.join('?' * len(players))}) ORDER BY player_id",
                 (version.id, *players),
             )
             for pid, rating, count in rows:
@@ -488,26 +488,34 @@ class Ledger:
                 played[pid] = count
         known = set(ratings)
         # The sequence is taken only now, with the database's write lock held.
-        sequences = self._next_sequences(conn, len(batch.todo))
-        rows_out = self._rate_batch(batch, version, ratings, played, sequences)
-        if rows_out.matches:
-            self._insert_rows(
-                conn,
+        top = int(raw.execute("SELECT coalesce(max(sequence), 0) FROM matches").fetchone()[0])
+        sequences = range(top + 1, top + 1 + len(batch.todo))
+        out = self._rate_batch(batch, version, ratings, played, sequences)
+        if out.matches:
+            raw.executemany(
                 "INSERT INTO matches (sequence, match_id, body, body_hash, response, played_at, version_id,"
-                " voided, void_reason, created_at)",
-                f"({ph}, {ph}, {ph}, {ph}, {ph}, {ph}, {ph}, 0, NULL, {ph})",
-                rows_out.matches,
+                " voided, void_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)",
+                out.matches,
             )
-            self._insert_rows(
-                conn,
-                "INSERT INTO rating_changes (version_id, sequence, player_id, rating_before, rating_after)",
-                f"({ph}, {ph}, {ph}, {ph}, {ph})",
-                rows_out.changes,
+            raw.executemany(
+                "INSERT INTO rating_changes (version_id, sequence, player_id, rating_before, rating_after)"
+                " VALUES (?, ?, ?, ?, ?)",
+                out.changes,
             )
-            self._store_players(conn, version.id, ratings, played, rows_out.last_seq, known)
+            ordered = sorted(out.last_seq.items())
+            raw.executemany(
+                "UPDATE player_ratings SET rating = ?, matches_played = ?, last_sequence = ?"
+                " WHERE version_id = ? AND player_id = ?",
+                [(ratings[p], played[p], seq, version.id, p) for p, seq in ordered if p in known],
+            )
+            raw.executemany(
+                "INSERT INTO player_ratings (version_id, player_id, rating, matches_played, last_sequence)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(version.id, p, ratings[p], played[p], seq) for p, seq in ordered if p not in known],
+            )
         return batch.settle()
 
-    def _apply_pg(self, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+    def _apply_pg(self, raw: psycopg.Connection[Any], subs: Sequence[Submission]) -> list[ApplyOutcome]:
         """Apply ``subs`` in one PostgreSQL transaction of two round trips (psycopg pipeline mode).
 
         The first round trip takes the locks and reads (active version, stored ids, the players'
@@ -516,48 +524,41 @@ class Ledger:
         """
         ids = list(dict.fromkeys(s.match_id for s in subs))
         players = sorted({p for s in subs for p in s.match.players})
-        with self.db.write.connect() as sa_conn:
-            raw = sa_conn.connection.driver_connection
-            assert isinstance(raw, psycopg.Connection)
-            try:
-                with raw.pipeline(), raw.transaction():
-                    # Conflicts with void/re-rate's EXCLUSIVE lock, so the active version read is current.
-                    raw.execute("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
-                    active_cur = raw.execute("SELECT id FROM rating_versions WHERE active")
-                    stored_cur = raw.execute(_PG_STORED, (ids,))
-                    players_cur = raw.execute(_PG_LOCK_PLAYERS, (players,))
-                    seq_cur = raw.execute(_PG_SEQUENCES, (len(ids), ids))
-                    active = active_cur.fetchone()  # the pipeline's first sync: one round trip
-                    if active is None:
-                        raise NotFoundError("there is no active ratings version")
-                    version = self._version_pg(raw, int(active[0]))
-                    batch = _Batch(subs, {r[0]: (r[1], r[2]) for r in stored_cur.fetchall()})
-                    ratings = {}
-                    played = {}
-                    for pid, rating, count in players_cur.fetchall():
-                        ratings[pid] = rating
-                        played[pid] = count
-                    known = set(ratings)
-                    sequences = sorted(int(r[0]) for r in seq_cur.fetchall())
-                    if len(sequences) < len(batch.todo):
-                        # Another process stored one of these ids between two of the reads above.
-                        raise _TryAgain("a match of the batch was stored concurrently")
-                    rows_out = self._rate_batch(batch, version, ratings, played, sequences)
-                    if rows_out.matches:
-                        self._write_pg(raw, version.id, rows_out, ratings, played, known)
-            except psycopg.Error as exc:
-                if raw.broken:  # e.g. the server restarted: a new connection may well succeed
-                    sa_conn.invalidate()
-                    raise _TryAgain("the database connection was lost") from exc
-                raise
+        with raw.pipeline(), raw.transaction():
+            # Conflicts with void/re-rate's EXCLUSIVE lock, so the active version read is current.
+            raw.execute("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
+            active_cur = raw.execute("SELECT id FROM rating_versions WHERE active")
+            stored_cur = raw.execute(_PG_STORED, (ids,))
+            players_cur = raw.execute(_PG_LOCK_PLAYERS, (players,))
+            seq_cur = raw.execute(_PG_SEQUENCES, (len(ids), ids))
+            active = active_cur.fetchone()  # the pipeline's first sync: one round trip
+            if active is None:
+                raise NotFoundError("there is no active ratings version")
+            version = self._version_raw(raw, int(active[0]))
+            batch = _Batch(subs, {r[0]: (r[1], r[2]) for r in stored_cur.fetchall()})
+            ratings = {}
+            played = {}
+            for pid, rating, count in players_cur.fetchall():
+                ratings[pid] = rating
+                played[pid] = count
+            known = set(ratings)
+            sequences = sorted(int(r[0]) for r in seq_cur.fetchall())
+            if len(sequences) < len(batch.todo):
+                # Another process stored one of these ids between two of the reads above.
+                raise _TryAgain("a match of the batch was stored concurrently")
+            rows_out = self._rate_batch(batch, version, ratings, played, sequences)
+            if rows_out.matches:
+                self._write_pg(raw, version.id, rows_out, ratings, played, known)
         return batch.settle()
 
-    def _version_pg(self, raw: psycopg.Connection[Any], version_id: int) -> VersionInfo:
+    def _version_raw(self, raw: Any, version_id: int) -> VersionInfo:
+        """:meth:`_version` on a DBAPI connection (sqlite3 or psycopg), from the cache when it can."""
         found = self._versions.get(version_id)
         if found is not None:
             return found
         row = raw.execute(
-            "SELECT id, label, rules_toml, created_at FROM rating_versions WHERE id = %s", (version_id,)
+            f"SELECT id, label, rules_toml, created_at FROM rating_versions WHERE id = {self._ph}",
+            (version_id,),
         ).fetchone()
         if row is None:
             raise NotFoundError(f"ratings version {version_id} does not exist")
@@ -655,17 +656,6 @@ class Ledger:
             conn.exec_driver_sql(
                 f"{head} VALUES {', '.join([row] * len(chunk))}", tuple(v for r in chunk for v in r)
             )
-
-    def _next_sequences(self, conn: Connection, n: int) -> list[int]:
-        if n == 0:
-            return []
-        if self._pg:
-            rows = conn.execute(
-                text("SELECT nextval('ledger_sequence') FROM generate_series(1, :n)"), {"n": n}
-            ).scalars()
-            return sorted(int(v) for v in rows)
-        top = conn.exec_driver_sql("SELECT coalesce(max(sequence), 0) FROM matches").scalar_one()
-        return list(range(int(top) + 1, int(top) + 1 + n))
 
     def _store_players(
         self,
@@ -1287,6 +1277,68 @@ _HISTORY_SELECT = (
     " FROM rating_changes rc JOIN matches m ON m.sequence = rc.sequence"
     " WHERE rc.version_id = {ph} AND rc.player_id = {player}"
 )
+
+
+class WriterSession:
+    """One writer's database connection, held across batches: no pool checkout (or ping) per batch.
+
+    :meth:`apply` has the contract of :meth:`Ledger.apply`. One session per thread; get one from
+    :meth:`Ledger.writer_session`, which closes it.
+    """
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self._conn: PoolProxiedConnection | None = None
+
+    def close(self) -> None:
+        """Return the connection to the pool."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def apply(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+        """See :meth:`Ledger.apply`."""
+        if not submissions:
+            return []
+        try:
+            return self._apply_with_retry(submissions)
+        except Exception:
+            if len(submissions) == 1:
+                raise
+        outcomes = []
+        for sub in submissions:
+            try:
+                outcomes.append(self._apply_with_retry([sub])[0])
+            except Exception as exc:  # only this match fails (answered 500); the others stand
+                outcomes.append(ApplyOutcome("error", failure=exc))
+        return outcomes
+
+    def _apply_with_retry(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+        for attempt in range(_RETRIES):
+            try:
+                return self._apply_once(submissions)
+            except (DBAPIError, psycopg.Error, sqlite3.Error, _TryAgain) as exc:
+                if attempt == _RETRIES - 1 or not _is_retryable(exc):
+                    raise
+                _log.info("retrying a batch of %d: %s", len(submissions), str(exc).splitlines()[0])
+                time.sleep(0.002 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _apply_once(self, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+        if self._conn is None:
+            self._conn = self.ledger.db.write.raw_connection()
+        raw = self._conn.driver_connection
+        if isinstance(raw, sqlite3.Connection):
+            return self.ledger._apply_sqlite(raw, subs)
+        assert isinstance(raw, psycopg.Connection)
+        try:
+            return self.ledger._apply_pg(raw, subs)
+        except psycopg.Error as exc:
+            if raw.broken:  # e.g. the server restarted: a new connection may well succeed
+                self._conn.invalidate()
+                self._conn = None
+                raise _TryAgain("the database connection was lost") from exc
+            raise
 
 
 def _history_sql(order: HistoryOrder, bounded: bool, ph: str, player: str | None = None) -> str:

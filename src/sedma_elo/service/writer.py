@@ -1,9 +1,10 @@
 """Group commit: one writer thread per process applies queued matches in shared transactions.
 
 Every ``POST /v1/matches`` puts its validated match on a queue and awaits its own outcome. The writer
-takes everything queued (up to ``max_batch``) and applies it with :meth:`Ledger.apply` in one
-transaction, so the commit (and on SQLite the fsync) is paid once per batch instead of once per
-match. A request is answered only after its batch committed: nothing acknowledged can be lost.
+takes everything queued (up to ``max_batch``) and applies it in one transaction on its own held
+connection (a :class:`WriterSession`), so the commit (and on SQLite the fsync) is paid once per
+batch instead of once per match. A request is answered only after its batch committed: nothing
+acknowledged can be lost.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import concurrent.futures
 import queue
 import threading
 
-from .ledger import ApplyOutcome, Ledger
+from .ledger import ApplyOutcome, Ledger, WriterSession
 from .payload import Submission
 
 __all__ = ["GroupWriter"]
@@ -63,6 +64,10 @@ class GroupWriter:
         return await asyncio.wrap_future(self.submit_nowait(sub))
 
     def _run(self) -> None:
+        with self.ledger.writer_session() as session:
+            self._serve(session)
+
+    def _serve(self, session: WriterSession) -> None:
         stopping = False
         while not stopping:
             item = self._queue.get()
@@ -79,7 +84,7 @@ class GroupWriter:
                     break
                 batch.append(nxt)
             try:
-                outcomes = self.ledger.apply([sub for sub, _ in batch])
+                outcomes = session.apply([sub for sub, _ in batch])
             except BaseException as exc:  # the request sees it as a 500; the writer carries on
                 for _, fut in batch:
                     fut.set_exception(exc)
