@@ -188,7 +188,15 @@ def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool =
         write = create_engine(url, pool_size=pool_size, max_overflow=pool_size)
     fast = None
     if parsed.get_backend_name() != "sqlite":
-        fast = create_engine(url, pool_size=pool_size, max_overflow=pool_size, isolation_level="AUTOCOMMIT")
+        # Autocommit and read-only: nothing to reset when a connection goes back to the pool (the
+        # reset's rollback was a tenth of the CPU of a player read).
+        fast = create_engine(
+            url,
+            pool_size=pool_size,
+            max_overflow=pool_size,
+            isolation_level="AUTOCOMMIT",
+            pool_reset_on_return=None,
+        )
     db = Database(url, read, write, fast, write_lock)
     if migrate:
         upgrade(db)
