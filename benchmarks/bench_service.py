@@ -182,8 +182,7 @@ def bench(kind: str, args: argparse.Namespace) -> None:
             proc.terminate()
             proc.wait(30)
         verify = subprocess.run([SEDMA_ELO, "verify", "--database-url", url], capture_output=True, text=True)
-        last = verify.stdout.strip().splitlines()[-1] if verify.stdout.strip() else ""
-        print(f"  verify: exit {verify.returncode}: {last}")
+        print(f"  verify: exit {verify.returncode}: {' '.join(verify.stdout.split())}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if pg_name:
