@@ -324,12 +324,14 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     async def post_match(payload: MatchIn, _key: WriteKey) -> Response:
         """Apply a finished match exactly once; answer with its sequence and explained changes.
 
-        Declares the endpoint for the schema; requests are served by ``write_match`` (same steps).
+        Declares the endpoint for the schema; requests are served by ``write_match``.
         """
         return await apply_payload(payload)
 
     async def write_match(headers: Headers, raw: bytes) -> Response:
-        # What DirectRoute serves for POST /v1/matches: key first, then the body, as post_match does.
+        # What DirectRoute serves for POST /v1/matches: key first, then the body. The answers equal
+        # post_match's (tests/service/test_direct_route.py), except that malformed JSON without a
+        # valid key gets 401 here, where FastAPI would parse first and answer 422.
         try:
             _authorize_secret(app.state, _bearer_secret(headers.get("authorization")), "write")
             try:
