@@ -277,3 +277,21 @@ def test_openapi_and_docs_are_served(api: Api) -> None:
     for path in ("/v1/matches", "/v1/matches/{match_id}", "/v1/players/{player_id}", "/v1/leaderboard"):
         assert path in paths
     assert api.get("/docs").status_code == 200
+
+
+def test_void_after_a_rerate_leaves_the_older_snapshot_as_it_was(api: Api) -> None:
+    """A void rebuilds an inactive version only as far as its snapshot reaches; verify still passes."""
+    api.post(single("v-0", a="ann", b="ben"))
+    toml = REFERENCE_RULES.replace(version="2.0").to_toml()
+    assert api.admin("/v1/admin/rules", {"rules_toml": toml}).status_code == 201
+    for i in range(1, 4):
+        api.post(single(f"v-{i}", a="ann", b="ben"))
+    snapshot = api.get("/v1/players/ann", version=1).json()
+    assert api.admin("/v1/admin/matches/v-2/void", {"reason": "t"}).status_code == 200
+    assert api.get("/v1/players/ann", version=1).json() == snapshot  # one match, as before the void
+    assert api.get("/v1/players/ann").json()["matches_played"] == 3
+    db = open_database(api.url, migrate=False)
+    try:
+        assert Ledger(db).verify().ok
+    finally:
+        db.dispose()

@@ -1,4 +1,4 @@
-"""A hypothesis state machine: posts, repeats, conflicts and voids keep "stored == pure replay".
+"""A hypothesis state machine: posts, repeats, conflicts, voids and re-rates keep "stored == pure replay".
 
 The replay also gives each player's history, which the newest-first recent changes must match.
 """
@@ -26,6 +26,12 @@ from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database
 
 POOL = ["ann", "ben", "cat", "dan"]
+#: Rules a re-rate may switch to: the reference, a higher start, and zero-sum changes.
+RULE_SETS = [
+    REFERENCE_RULES,
+    REFERENCE_RULES.replace(version="2.0", initial_rating=1500),
+    REFERENCE_RULES.replace(version="3.0", zero_sum=True),
+]
 counts = st.fixed_dictionaries(
     {
         "bad_moves": st.integers(0, 20),
@@ -51,6 +57,7 @@ class LedgerMachine(RuleBasedStateMachine):
         self.api = next(self._gen)
         self.posted: list[tuple[str, dict[str, Any], bytes]] = []  # in application order
         self.voided: set[str] = set()
+        self.rules = REFERENCE_RULES  # of the active version
         self.counter = 0
 
     def teardown(self) -> None:
@@ -99,6 +106,12 @@ class LedgerMachine(RuleBasedStateMachine):
         assert r.status_code == 200
         self.voided.add(match_id)
 
+    @rule(rules=st.sampled_from(RULE_SETS))
+    def rerate(self, rules: Any) -> None:
+        r = self.api.admin("/v1/admin/rules", {"rules_toml": rules.to_toml()})
+        assert r.status_code == 201, r.text
+        self.rules = rules
+
     @invariant()
     def stored_equals_pure_replay(self) -> None:
         ratings: dict[str, int] = {}
@@ -115,7 +128,7 @@ class LedgerMachine(RuleBasedStateMachine):
                 PlayerStats(**s["a"]),
                 PlayerStats(**s["b"]),
             )
-            result = rate(m, ratings, REFERENCE_RULES)
+            result = rate(m, ratings, self.rules)
             ratings.update(result.new_ratings)
             for c in result.changes:
                 played[c.player_id] = played.get(c.player_id, 0) + 1
@@ -139,7 +152,7 @@ class LedgerMachine(RuleBasedStateMachine):
 
 
 def test_ledger_state_machine(db_url: str) -> None:
-    """Random sequences of posts, repeats, conflicts and voids never break "stored == replay"."""
+    """Random sequences of posts, repeats, conflicts, voids and re-rates never break "stored == replay"."""
     LedgerMachine.url = db_url
     examples = 12 if db_url.startswith("postgresql") else 20
     run_state_machine_as_test(

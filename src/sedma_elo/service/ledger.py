@@ -1089,7 +1089,10 @@ class Ledger:
                     .values(voided=True, void_reason=reason[:500] or None)
                 )
                 for vid in conn.execute(select(rating_versions.c.id)).scalars().all():
-                    self._rebuild_from(conn, int(vid), row.sequence)
+                    # An inactive version holds matches only up to its snapshot: rebuild no further.
+                    through = self._through(conn, int(vid))
+                    if through >= row.sequence:
+                        self._rebuild_from(conn, int(vid), row.sequence, through)
         return self.get_match(match_id)
 
     def rerate(self, rules: Rules, label: str | None = None, *, activate: bool = True) -> VersionInfo:
@@ -1135,8 +1138,12 @@ class Ledger:
         conn.execute(update(rating_versions).where(rating_versions.c.id != version_id).values(active=False))
         conn.execute(update(rating_versions).where(rating_versions.c.id == version_id).values(active=True))
 
-    def _rebuild_from(self, conn: Connection, vid: int, start: int) -> None:
-        """Recompute version ``vid`` for every non-voided match with ``sequence >= start``."""
+    def _rebuild_from(self, conn: Connection, vid: int, start: int, end: int | None = None) -> None:
+        """Recompute version ``vid`` for every non-voided match with ``start <= sequence <= end``.
+
+        ``end`` (default: the whole ledger) lets a void rebuild an inactive version only as far as
+        its snapshot goes (:meth:`_through`); activation catches it up later.
+        """
         version = self._version(conn, vid)
         rc, pr = rating_changes.c, player_ratings.c
         # Roll every touched player back to where they stood before ``start``.
@@ -1172,7 +1179,11 @@ class Ledger:
         last_seq: dict[str, int] = {}
         rows = conn.execute(
             select(matches.c.sequence, matches.c.body)
-            .where(matches.c.sequence >= start, matches.c.voided.is_(False))
+            .where(
+                matches.c.sequence >= start,
+                matches.c.sequence <= (end if end is not None else 2**62),
+                matches.c.voided.is_(False),
+            )
             .order_by(matches.c.sequence)
         ).all()
         chunk: list[dict[str, Any]] = []
