@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import psycopg
+import pytest
 import sqlalchemy as sa
 
-from sedma_elo.storage import DEFAULT_DATABASE_URL, normalize_url, open_database
+from sedma_elo.storage import DEFAULT_DATABASE_URL, downgrade, normalize_url, open_database, upgrade
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 def test_default_and_postgres_urls_are_normalised() -> None:
@@ -114,3 +119,37 @@ def test_the_write_lock_lives_in_its_own_file_next_to_the_database(tmp_path: Pat
         assert (tmp_path / "w.db-writer.lock").exists()
     finally:
         db.dispose()
+
+
+def test_migrations_downgrade_to_base_and_upgrade_again(tmp_path: Path) -> None:
+    """Downgrading to base drops every table; upgrading again recreates the head schema."""
+    db = open_database(f"sqlite:///{tmp_path}/d.db")
+    try:
+        downgrade(db, "base")
+        assert set(sa.inspect(db.read).get_table_names()) <= {"alembic_version"}
+        upgrade(db)
+        assert {"matches", "player_ratings", "rating_changes", "rating_versions", "api_keys"} <= set(
+            sa.inspect(db.read).get_table_names()
+        )
+    finally:
+        db.dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_migrations_downgrade_to_base_and_upgrade_again() -> None:
+    """On a fresh PostgreSQL database: down to base leaves no table or sequence; up recreates them."""
+    name = f"sedma_elo_migrate_{secrets.token_hex(4)}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    db = open_database(f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}")
+    try:
+        downgrade(db, "base")
+        assert set(sa.inspect(db.read).get_table_names()) <= {"alembic_version"}
+        assert db.query("SELECT count(*) FROM pg_class WHERE relname = 'ledger_sequence'") == [(0,)]
+        upgrade(db)
+        assert "matches" in sa.inspect(db.read).get_table_names()
+        assert db.query("SELECT count(*) FROM pg_class WHERE relname = 'ledger_sequence'") == [(1,)]
+    finally:
+        db.dispose()
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

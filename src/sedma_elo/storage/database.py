@@ -21,7 +21,15 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-__all__ = ["DEFAULT_DATABASE_URL", "Database", "normalize_url", "open_database", "upgrade"]
+__all__ = [
+    "DEFAULT_DATABASE_URL",
+    "Database",
+    "WriteLock",
+    "downgrade",
+    "normalize_url",
+    "open_database",
+    "upgrade",
+]
 
 DEFAULT_DATABASE_URL = "sqlite:///./sedma-elo.db"
 _MIGRATIONS = Path(__file__).with_name("migrations")
@@ -203,14 +211,30 @@ def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool =
     return db
 
 
-def upgrade(db: Database, revision: str = "head") -> None:
-    """Run the bundled Alembic migrations up to ``revision`` (idempotent)."""
-    from alembic import command
+def _alembic_config() -> Any:
     from alembic.config import Config
 
     cfg = Config()
     cfg.set_main_option("script_location", str(_MIGRATIONS))
     cfg.set_main_option("path_separator", "os")
+    return cfg
+
+
+def upgrade(db: Database, revision: str = "head") -> None:
+    """Run the bundled Alembic migrations up to ``revision`` (idempotent)."""
+    from alembic import command
+
+    cfg = _alembic_config()
     with db.begin_write() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
+
+
+def downgrade(db: Database, revision: str) -> None:
+    """Undo the bundled migrations down to ``revision`` (``"base"``: drop every table). Data is lost."""
+    from alembic import command
+
+    cfg = _alembic_config()
+    with db.begin_write() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, revision)
