@@ -6,7 +6,6 @@ import random
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 from sedma_elo.model import Match
 from sedma_elo.service import GroupWriter, Ledger
@@ -131,25 +130,28 @@ matches = [
 futures = [writer.submit_nowait(submission_from_match(m)) for m in matches]
 assert all(f.result(timeout=60).status == "created" for f in futures)
 writer.stop()
+ledger.db.dispose()
 """
 
 
-def test_two_processes_writing_one_sqlite_file_take_turns(tmp_path: Path) -> None:
-    """Two OS processes group-committing to one SQLite file: every match lands once, sequences are gapless."""
-    url = f"sqlite:///{tmp_path}/shared.db"
-    Ledger(open_database(url)).ensure_version()
+def test_two_processes_writing_one_database_each_apply_every_match_once(db_url: str) -> None:
+    """Two OS processes group-committing to one database: every match once, verify ok (SQLite: gapless)."""
+    setup = open_database(db_url)
+    Ledger(setup).ensure_version()
+    setup.dispose()
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER_PROCESS, url, tag], stderr=subprocess.PIPE)
+        subprocess.Popen([sys.executable, "-c", _WRITER_PROCESS, db_url, tag], stderr=subprocess.PIPE)
         for tag in ("x", "y")
     ]
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err.decode()
-    ledger = Ledger(open_database(url))
+    ledger = Ledger(open_database(db_url))
     stored = list(ledger.ledger())
-    assert {m.match_id for _, m in stored} == {
-        f"{t}-{i}" for t in "xy" for i in range(150) if i % 8 != (i * 3 + 1) % 8
-    }
-    assert [seq for seq, _ in stored] == list(range(1, len(stored) + 1))
+    assert sorted(m.match_id or "" for _, m in stored) == sorted(f"{t}-{i}" for t in "xy" for i in range(150))
+    sequences = [seq for seq, _ in stored]
+    assert sequences == sorted(set(sequences))
+    if db_url.startswith("sqlite"):  # one writer at a time: no sequence is ever taken and dropped
+        assert sequences == list(range(1, len(stored) + 1))
     assert ledger.verify().ok
     ledger.db.dispose()
