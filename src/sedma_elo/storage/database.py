@@ -112,9 +112,7 @@ class WriteLock:
 class Database:
     """A database reached through two engines: ``read`` for queries and ``write`` for changes.
 
-    On SQLite they differ in ``BEGIN`` versus ``BEGIN IMMEDIATE``. On PostgreSQL they differ in
-    ``pool_pre_ping``: readers ping a pooled connection before use; the writer skips that round trip
-    and retries a batch whose connection turns out broken instead.
+    On SQLite they differ (``BEGIN`` versus ``BEGIN IMMEDIATE``); on PostgreSQL they are one engine.
     """
 
     url: str
@@ -192,8 +190,7 @@ def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool =
         read = _sqlite_engine(url, immediate=False, pool_size=pool_size)
         write = _sqlite_engine(url, immediate=True, pool_size=2)
     else:
-        read = create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
-        write = create_engine(url, pool_size=pool_size, max_overflow=pool_size)
+        read = write = create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
     fast = None
     if parsed.get_backend_name() != "sqlite":
         # Autocommit and read-only: nothing to reset when a connection goes back to the pool (the
