@@ -286,6 +286,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             yield
         finally:
             writer.stop()
+            await ledger.reader.close()
             db.dispose()
             gc.unfreeze()
             sys.setswitchinterval(old_interval)
@@ -395,8 +396,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         ] = None,
     ) -> Response:
         """A player's rating, number of matches and last sequence in the active (or given) version."""
-        # Hot path: one indexed lookup on a pooled connection, cheaper inline than a thread hop.
-        return _json(ledger().get_player(player_id, version).to_dict())
+        # Hot path: one indexed lookup, awaited (the loop serves others while PostgreSQL answers).
+        return _json((await ledger().get_player_async(player_id, version)).to_dict())
 
     @app.get(
         "/v1/players/{player_id}/history",
@@ -440,7 +441,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         ] = None,
     ) -> Response:
         """Highest rating first, ties by player id; keyset pages through ``next_cursor``."""
-        page = ledger().leaderboard(limit, cursor, version)
+        page = await ledger().leaderboard_async(limit, cursor, version)
         return _json(
             {"items": page.items, "next_cursor": page.next_cursor, "ratings_version": page.version_id}
         )

@@ -41,7 +41,7 @@ from ..errors import ConflictError, NotFoundError, SedmaEloError, ValidationErro
 from ..explain import change_to_dict, change_to_json
 from ..model import Match
 from ..rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules, rules_from_toml
-from ..storage import Database
+from ..storage import AsyncReader, Database
 from ..storage.schema import matches, player_ratings, rating_changes, rating_versions
 from .payload import Submission, match_from_body, submission_from_match
 
@@ -333,6 +333,8 @@ class Ledger:
         self._pg = db.dialect == "postgresql"
         self._active: tuple[int, float] | None = None
         self._ph = "%s" if self._pg else "?"
+        #: Awaitable hot reads for the HTTP routes (close it with ``await ledger.reader.close()``).
+        self.reader = AsyncReader(db)
 
     def active_id(self) -> int:
         """The active version's id for readers (cached for :attr:`ACTIVE_TTL` seconds).
@@ -785,15 +787,12 @@ class Ledger:
             NotFoundError: the player has no match in that version.
         """
         vid = self.active_id() if version_id is None else version_id
-        rows = self.db.query(
-            "SELECT rating, matches_played, last_sequence FROM player_ratings"
-            " WHERE version_id = ? AND player_id = ?",
-            (vid, player_id),
-        )
-        if not rows:
-            raise NotFoundError(f"player {player_id!r} has no rated match")
-        rating, played, last = rows[0]
-        return PlayerRecord(player_id, rating, played, last, vid)
+        return _player_record(player_id, vid, self.db.query(_PLAYER_SQL, (vid, player_id)))
+
+    async def get_player_async(self, player_id: str, version_id: int | None = None) -> PlayerRecord:
+        """:meth:`get_player` for an event loop: waits for PostgreSQL without blocking the loop."""
+        vid = self.active_id() if version_id is None else version_id
+        return _player_record(player_id, vid, await self.reader.query(_PLAYER_SQL, (vid, player_id)))
 
     def player_history(
         self,
@@ -928,42 +927,38 @@ class Ledger:
         Raises:
             ValidationError: bad ``limit`` or ``cursor``.
         """
+        vid, rank, sql, params = self._leaderboard_query(limit, cursor, version_id)
+        return _leaderboard_page(self.db.query(sql, params), vid, rank, limit)
+
+    async def leaderboard_async(
+        self, limit: int = 50, cursor: str | None = None, version_id: int | None = None
+    ) -> LeaderboardPage:
+        """:meth:`leaderboard` for an event loop: waits for PostgreSQL without blocking the loop."""
+        vid, rank, sql, params = self._leaderboard_query(limit, cursor, version_id)
+        return _leaderboard_page(await self.reader.query(sql, params), vid, rank, limit)
+
+    def _leaderboard_query(
+        self, limit: int, cursor: str | None, version_id: int | None
+    ) -> tuple[int, int, str, tuple[object, ...]]:
+        """The version, the rank before the page, and the statement of one leaderboard page."""
         _check_limit(limit)
         vid = self.active_id() if version_id is None else version_id
-        rank = 0
         columns = "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = ?"
         order = " ORDER BY rating DESC, player_id LIMIT ?"
         if cursor is None:
-            rows = self.db.query(columns + order, (vid, limit + 1))
-        else:
-            parts = _decode_cursor(cursor)
-            if (
-                len(parts) != 3
-                or not all(isinstance(p, int) and not isinstance(p, bool) for p in (parts[0], parts[2]))
-                or not isinstance(parts[1], str)
-                or not MIN_RATING <= parts[0] <= MAX_RATING
-                or not 0 <= parts[2] < 2**62
-            ):
-                raise ValidationError("cursor", "is not a cursor returned by this service")
-            rating, pid, rank = parts
-            rows = self.db.query(
-                columns + " AND (rating < ? OR (rating = ? AND player_id > ?))" + order,
-                (vid, rating, rating, pid, limit + 1),
-            )
-        items = [
-            {
-                "rank": rank + n + 1,
-                "player_id": r[0],
-                "rating": r[1],
-                "matches_played": r[2],
-            }
-            for n, r in enumerate(rows[:limit])
-        ]
-        nxt = None
-        if len(rows) > limit:
-            last = items[-1]
-            nxt = _encode_cursor(last["rating"], last["player_id"], last["rank"])
-        return LeaderboardPage(items, nxt, vid)
+            return vid, 0, columns + order, (vid, limit + 1)
+        parts = _decode_cursor(cursor)
+        if (
+            len(parts) != 3
+            or not all(isinstance(p, int) and not isinstance(p, bool) for p in (parts[0], parts[2]))
+            or not isinstance(parts[1], str)
+            or not MIN_RATING <= parts[0] <= MAX_RATING
+            or not 0 <= parts[2] < 2**62
+        ):
+            raise ValidationError("cursor", "is not a cursor returned by this service")
+        rating, pid, rank = parts
+        sql = columns + " AND (rating < ? OR (rating = ? AND player_id > ?))" + order
+        return vid, rank, sql, (vid, rating, rating, pid, limit + 1)
 
     def around(self, player_id: str, span: int = 5) -> LeaderboardPage:
         """The player's exact rank with up to ``span`` (0..100) players above and below.
@@ -1350,6 +1345,30 @@ class WriterSession:
                 self._conn = None
                 raise _TryAgain("the database connection was lost") from exc
             raise
+
+
+_PLAYER_SQL = (
+    "SELECT rating, matches_played, last_sequence FROM player_ratings WHERE version_id = ? AND player_id = ?"
+)
+
+
+def _player_record(player_id: str, version_id: int, rows: list[tuple[Any, ...]]) -> PlayerRecord:
+    if not rows:
+        raise NotFoundError(f"player {player_id!r} has no rated match")
+    rating, played, last = rows[0]
+    return PlayerRecord(player_id, rating, played, last, version_id)
+
+
+def _leaderboard_page(rows: list[tuple[Any, ...]], version_id: int, rank: int, limit: int) -> LeaderboardPage:
+    items = [
+        {"rank": rank + n + 1, "player_id": r[0], "rating": r[1], "matches_played": r[2]}
+        for n, r in enumerate(rows[:limit])
+    ]
+    nxt = None
+    if len(rows) > limit:
+        last = items[-1]
+        nxt = _encode_cursor(last["rating"], last["player_id"], last["rank"])
+    return LeaderboardPage(items, nxt, version_id)
 
 
 def _history_sql(order: HistoryOrder, bounded: bool, ph: str, player: str | None = None) -> str:

@@ -9,9 +9,11 @@ from .database import (
     open_database,
     upgrade,
 )
+from .reader import AsyncReader
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
+    "AsyncReader",
     "Database",
     "WriteLock",
     "downgrade",

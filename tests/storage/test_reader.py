@@ -1,0 +1,100 @@
+"""AsyncReader: the awaitable read path the HTTP routes use, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from sedma_elo.storage import AsyncReader, Database, open_database
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@contextmanager
+def _database(kind: str, tmp_path: Path) -> Iterator[Database]:
+    """A migrated database with three players' ratings: a SQLite file or a fresh PostgreSQL database."""
+    name = None
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path}/r.db"
+    else:
+        name = f"sedma_elo_reader_{secrets.token_hex(4)}"
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    database = open_database(url)
+    try:
+        with database.begin_write() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO rating_versions (id, label, rules_label, rules_toml, active, created_at)"
+                " VALUES (1, 'v', 'r', '', true, 'now')"
+            )
+            for pid, rating in (("ann", 1010), ("ben", 990), ("cat", 1030)):
+                conn.exec_driver_sql(
+                    "INSERT INTO player_ratings (version_id, player_id, rating, matches_played,"
+                    f" last_sequence) VALUES (1, '{pid}', {rating}, 1, 1)"
+                )
+        yield database
+    finally:
+        database.dispose()
+        if name is not None:
+            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """The test database on each kind."""
+    with _database(request.param, tmp_path) as database:
+        yield database
+
+
+@pytest.fixture
+def pg_db(tmp_path: Path) -> Iterator[Database]:
+    """The test database on PostgreSQL."""
+    with _database("postgresql", tmp_path) as database:
+        yield database
+
+
+SQL = "SELECT player_id, rating FROM player_ratings WHERE version_id = ? AND rating > ? ORDER BY rating DESC"
+
+
+def test_async_query_returns_what_the_blocking_query_returns(db: Database) -> None:
+    """Same statement, same parameters, same rows as Database.query."""
+
+    async def run() -> list[list[tuple[object, ...]]]:
+        reader = AsyncReader(db, size=2)
+        try:
+            return list(await asyncio.gather(*(reader.query(SQL, (1, 1000)) for _ in range(5))))
+        finally:
+            await reader.close()
+
+    expected = db.query(SQL, (1, 1000))
+    assert expected == [("cat", 1030), ("ann", 1010)]
+    assert all(rows == expected for rows in asyncio.run(run()))
+
+
+@pytest.mark.postgres
+def test_a_pooled_connection_killed_by_the_server_is_replaced(pg_db: Database) -> None:
+    """After the server drops the reader's idle connection, the next query still answers."""
+    db = pg_db
+
+    async def run() -> list[tuple[object, ...]]:
+        reader = AsyncReader(db)
+        try:
+            await reader.query(SQL, (1, 0))
+            with psycopg.connect(db.url.replace("+psycopg", ""), autocommit=True) as admin:
+                admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            return await reader.query(SQL, (1, 1000))
+        finally:
+            await reader.close()
+
+    assert asyncio.run(run()) == [("cat", 1030), ("ann", 1010)]
