@@ -579,11 +579,12 @@ class Ledger:
     ) -> None:
         # One statement per table over arrays: fixed texts that psycopg prepares once per connection.
         m = rows.matches
+        created_at = m[0][7]  # one timestamp for the whole batch
         raw.execute(
             _PG_INSERT_MATCHES,
             (
                 version_id,
-                m[0][7],
+                created_at,
                 [r[0] for r in m],
                 [r[1] for r in m],
                 [r[2] for r in m],
@@ -682,14 +683,9 @@ class Ledger:
                 f"({ph}, {ph}, {ph}, {ph}, {ph})",
                 new_rows,
             )
-        if old_rows and self._pg:
-            # One statement instead of one round trip per player.
+        if old_rows and self._pg:  # one statement instead of one round trip per player
             conn.exec_driver_sql(
-                "UPDATE player_ratings AS p SET rating = u.rating, matches_played = u.played, "
-                "last_sequence = u.last FROM unnest(CAST(%s AS text[]), CAST(%s AS integer[]), "
-                "CAST(%s AS integer[]), CAST(%s AS bigint[])) "
-                "AS u(player_id, rating, played, last) "
-                "WHERE p.version_id = %s AND p.player_id = u.player_id",
+                _PG_UPDATE_PLAYERS,
                 (
                     [r[1] for r in old_rows],
                     [r[2] for r in old_rows],
