@@ -889,9 +889,9 @@ class Ledger:
         """Players of the active version whose id starts with ``prefix``, by id, at most ``limit`` (1..100).
 
         One range read of the ``(version_id, player_id)`` primary key: ids from ``prefix`` up to
-        ``prefix`` followed by the highest code point. The range is exact under code point order
-        (SQLite's default, PostgreSQL's ``C`` and ``C.UTF-8`` collations); under another collation
-        it may miss ids, never return a wrong one (each id is checked again).
+        ``prefix`` followed by the highest code point. Exact because ids compare by code point on
+        both databases (migration 0002 gives the PostgreSQL id columns ``COLLATE "C"``, whatever
+        the database's own collation); each id is still checked again.
 
         Raises:
             ValidationError: ``prefix`` empty, longer than 128 characters or holding control
