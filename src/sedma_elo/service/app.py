@@ -269,7 +269,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         old_interval = sys.getswitchinterval()
         sys.setswitchinterval(_SWITCH_INTERVAL)
         db = open_database(settings.database_url, pool_size=settings.pool_size)
-        ledger = Ledger(db)
+        ledger = Ledger(db, async_connections=settings.pool_size)
         ledger.ensure_version()
         if settings.admin_key is not None:
             keys_mod.create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())

@@ -327,14 +327,15 @@ class Ledger:
     #: seen at once, one made by another process within this many seconds.
     ACTIVE_TTL = 1.0
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, async_connections: int = 16) -> None:
+        """The ledger on ``db``; ``async_connections`` bounds :attr:`reader`'s pool (PostgreSQL)."""
         self.db = db
         self._versions: dict[int, VersionInfo] = {}
         self._pg = db.dialect == "postgresql"
         self._active: tuple[int, float] | None = None
         self._ph = "%s" if self._pg else "?"
         #: Awaitable hot reads for the HTTP routes (close it with ``await ledger.reader.close()``).
-        self.reader = AsyncReader(db)
+        self.reader = AsyncReader(db, async_connections)
 
     def active_id(self) -> int:
         """The active version's id for readers (cached for :attr:`ACTIVE_TTL` seconds).

@@ -45,7 +45,9 @@ class ServiceSettings(BaseSettings):
     writer_threads: int = Field(
         default=1, ge=1, le=32, description="group-commit writer threads per process (1 measured fastest)"
     )
-    pool_size: int = Field(default=16, ge=1, le=200, description="database connections per engine")
+    pool_size: int = Field(
+        default=16, ge=1, le=200, description="database connections per pool (a process has a few pools)"
+    )
 
     def check_secure(self) -> None:
         """Refuse insecure settings.
