@@ -356,15 +356,7 @@ class Ledger:
 
     # ------------------------------------------------------------------ versions
     def _version(self, conn: Connection, version_id: int) -> VersionInfo:
-        found = self._versions.get(version_id)
-        if found is not None:
-            return found
-        row = conn.execute(select(rating_versions).where(rating_versions.c.id == version_id)).first()
-        if row is None:
-            raise NotFoundError(f"ratings version {version_id} does not exist")
-        info = VersionInfo(row.id, row.label, rules_from_toml(row.rules_toml), False, row.created_at)
-        self._versions[version_id] = info  # rules of a version never change: safe to keep
-        return info
+        return self._version_raw(conn.connection.driver_connection, version_id)
 
     def _active_id(self, conn: Connection) -> int:
         vid = conn.execute(select(rating_versions.c.id).where(rating_versions.c.active)).scalar()
@@ -566,7 +558,7 @@ class Ledger:
         if row is None:
             raise NotFoundError(f"ratings version {version_id} does not exist")
         info = VersionInfo(row[0], row[1], rules_from_toml(row[2]), False, row[3])
-        self._versions[version_id] = info
+        self._versions[version_id] = info  # rules of a version never change: safe to keep
         return info
 
     @staticmethod
