@@ -497,17 +497,7 @@ class Ledger:
                 " VALUES (?, ?, ?, ?, ?)",
                 out.changes,
             )
-            ordered = sorted(out.last_seq.items())
-            raw.executemany(
-                "UPDATE player_ratings SET rating = ?, matches_played = ?, last_sequence = ?"
-                " WHERE version_id = ? AND player_id = ?",
-                [(ratings[p], played[p], seq, version.id, p) for p, seq in ordered if p in known],
-            )
-            raw.executemany(
-                "INSERT INTO player_ratings (version_id, player_id, rating, matches_played, last_sequence)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [(version.id, p, ratings[p], played[p], seq) for p, seq in ordered if p not in known],
-            )
+            self._write_players(raw, version.id, ratings, played, out.last_seq, known)
         return batch.settle()
 
     def _apply_pg(self, raw: psycopg.Connection[Any], subs: Sequence[Submission]) -> list[ApplyOutcome]:
@@ -543,7 +533,8 @@ class Ledger:
                 raise _TryAgain("a match of the batch was stored concurrently")
             rows_out = self._rate_batch(batch, version, ratings, played, sequences)
             if rows_out.matches:
-                self._write_pg(raw, version.id, rows_out, ratings, played, known)
+                self._write_pg(raw, version.id, rows_out)
+                self._write_players(raw, version.id, ratings, played, rows_out.last_seq, known)
         return batch.settle()
 
     def _version_raw(self, raw: Any, version_id: int) -> VersionInfo:
@@ -562,15 +553,9 @@ class Ledger:
         return info
 
     @staticmethod
-    def _write_pg(
-        raw: psycopg.Connection[Any],
-        version_id: int,
-        rows: _BatchRows,
-        ratings: dict[str, int],
-        played: dict[str, int],
-        known: set[str],
-    ) -> None:
-        # One statement per table over arrays: fixed texts that psycopg prepares once per connection.
+    def _write_pg(raw: psycopg.Connection[Any], version_id: int, rows: _BatchRows) -> None:
+        """Insert a rated batch's ledger rows and rating changes: one statement per table over arrays
+        (fixed texts that psycopg prepares once per connection)."""
         m = rows.matches
         created_at = m[0][7]  # one timestamp for the whole batch
         raw.execute(
@@ -591,15 +576,6 @@ class Ledger:
             _PG_INSERT_CHANGES,
             (version_id, [r[1] for r in c], [r[2] for r in c], [r[3] for r in c], [r[4] for r in c]),
         )
-        ordered = sorted(rows.last_seq.items())  # a fixed order: concurrent inserts cannot deadlock
-        old = [p for p, _ in ordered if p in known]
-        new = [p for p, _ in ordered if p not in known]
-        if old:
-            columns = ([ratings[p] for p in old], [played[p] for p in old], [rows.last_seq[p] for p in old])
-            raw.execute(_PG_UPDATE_PLAYERS, (old, *columns, version_id))
-        if new:
-            columns = ([ratings[p] for p in new], [played[p] for p in new], [rows.last_seq[p] for p in new])
-            raw.execute(_PG_INSERT_PLAYERS, (version_id, new, *columns))
 
     def _rate_batch(
         self,
@@ -638,61 +614,42 @@ class Ledger:
             batch.outcomes[i] = ApplyOutcome("created", response)
         return out
 
-    def _insert_rows(self, conn: Connection, head: str, row: str, rows: Sequence[tuple[Any, ...]]) -> None:
-        """Run ``head VALUES row`` for every tuple of ``rows`` at the driver level (no statement compilation).
-
-        SQLite reuses one prepared statement (executemany); PostgreSQL gets multi-row ``VALUES``
-        statements of up to 1,000 rows, one round trip each. Errors are still wrapped by SQLAlchemy.
-        """
-        if not self._pg:
-            conn.exec_driver_sql(f"{head} VALUES {row}", list(rows))
-            return
-        for start in range(0, len(rows), 1000):
-            chunk = rows[start : start + 1000]
-            conn.exec_driver_sql(
-                f"{head} VALUES {', '.join([row] * len(chunk))}", tuple(v for r in chunk for v in r)
-            )
-
-    def _store_players(
+    def _write_players(
         self,
-        conn: Connection,
+        raw: Any,
         version_id: int,
         ratings: dict[str, int],
         played: dict[str, int],
         last_seq: dict[str, int],
         known: set[str],
     ) -> None:
-        ph = self._ph
-        new_rows: list[tuple[int, str, int, int, int]] = []
-        old_rows: list[tuple[int, str, int, int, int]] = []
-        for pid, seq in sorted(last_seq.items()):  # a fixed order: concurrent inserts cannot deadlock
-            row = (version_id, pid, ratings[pid], played[pid], seq)
-            (old_rows if pid in known else new_rows).append(row)
-        # Driver-level statements (no compilation per batch); errors are still wrapped by SQLAlchemy.
-        if new_rows:
-            self._insert_rows(
-                conn,
-                "INSERT INTO player_ratings (version_id, player_id, rating, matches_played, last_sequence)",
-                f"({ph}, {ph}, {ph}, {ph}, {ph})",
-                new_rows,
-            )
-        if old_rows and self._pg:  # one statement instead of one round trip per player
-            conn.exec_driver_sql(
-                _PG_UPDATE_PLAYERS,
-                (
-                    [r[1] for r in old_rows],
-                    [r[2] for r in old_rows],
-                    [r[3] for r in old_rows],
-                    [r[4] for r in old_rows],
-                    version_id,
-                ),
-            )
-        elif old_rows:
-            conn.exec_driver_sql(
-                "UPDATE player_ratings SET rating = ?, matches_played = ?, last_sequence = ?"
-                " WHERE version_id = ? AND player_id = ?",
-                [(r[2], r[3], r[4], r[0], r[1]) for r in old_rows],
-            )
+        """Store the rating, count and last sequence of every player in ``last_seq``.
+
+        ``raw`` is the DBAPI connection (sqlite3 or psycopg) of the open transaction; ``known``
+        players are updated, the others inserted. Players go in id order, so concurrent inserts
+        cannot deadlock.
+        """
+        ordered = sorted(last_seq.items())
+        old = [p for p, _ in ordered if p in known]
+        new = [p for p, _ in ordered if p not in known]
+        if self._pg:  # one statement per kind, over arrays, instead of one per player
+            if old:
+                columns = ([ratings[p] for p in old], [played[p] for p in old], [last_seq[p] for p in old])
+                raw.execute(_PG_UPDATE_PLAYERS, (old, *columns, version_id))
+            if new:
+                columns = ([ratings[p] for p in new], [played[p] for p in new], [last_seq[p] for p in new])
+                raw.execute(_PG_INSERT_PLAYERS, (version_id, new, *columns))
+            return
+        raw.executemany(
+            "UPDATE player_ratings SET rating = ?, matches_played = ?, last_sequence = ?"
+            " WHERE version_id = ? AND player_id = ?",
+            [(ratings[p], played[p], last_seq[p], version_id, p) for p in old],
+        )
+        raw.executemany(
+            "INSERT INTO player_ratings (version_id, player_id, rating, matches_played, last_sequence)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(version_id, p, ratings[p], played[p], last_seq[p]) for p in new],
+        )
 
     # ------------------------------------------------------------------ explanations
     @staticmethod
@@ -1204,7 +1161,7 @@ class Ledger:
                 chunk = []
         if chunk:
             conn.execute(insert(rating_changes), chunk)
-        self._store_players(conn, vid, ratings, played, last_seq, known)
+        self._write_players(conn.connection.driver_connection, vid, ratings, played, last_seq, known)
 
     # ------------------------------------------------------------------ verify
     def verify(self) -> VerifyReport:
