@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-import psycopg
 import pytest
 
 from sedma_elo import Match
@@ -13,26 +11,16 @@ from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database
 
 pytestmark = pytest.mark.postgres
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 @pytest.fixture
-def czech_ledger() -> Iterator[Ledger]:
+def czech_ledger(new_pg_database: Callable[[str], str]) -> Iterator[Ledger]:
     """A ledger on a fresh database whose default collation is ICU cs-CZ ("ch" after "h")."""
-    name = f"sedma_elo_cs_{secrets.token_hex(4)}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(
-            f"CREATE DATABASE \"{name}\" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'cs-CZ'"
-            " LOCALE 'C.UTF-8'"
-        )
-    ledger = Ledger(open_database(f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"))
+    url = new_pg_database("TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'cs-CZ' LOCALE 'C.UTF-8'")
+    ledger = Ledger(open_database(url))
     ledger.ensure_version()
-    try:
-        yield ledger
-    finally:
-        ledger.db.dispose()
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    yield ledger
+    ledger.db.dispose()
 
 
 def test_prefix_search_finds_ids_a_language_collation_sorts_elsewhere(czech_ledger: Ledger) -> None:

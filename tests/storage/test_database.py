@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import secrets
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 import sqlalchemy as sa
 
 from sedma_elo.storage import DEFAULT_DATABASE_URL, downgrade, normalize_url, open_database, upgrade
-
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 def test_default_and_postgres_urls_are_normalised() -> None:
@@ -136,12 +132,9 @@ def test_migrations_downgrade_to_base_and_upgrade_again(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_postgres_migrations_downgrade_to_base_and_upgrade_again() -> None:
+def test_postgres_migrations_downgrade_to_base_and_upgrade_again(new_pg_database: Any) -> None:
     """On a fresh PostgreSQL database: down to base leaves no table or sequence; up recreates them."""
-    name = f"sedma_elo_migrate_{secrets.token_hex(4)}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    db = open_database(f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}")
+    db = open_database(new_pg_database())
     try:
         downgrade(db, "base")
         assert set(sa.inspect(db.read).get_table_names()) <= {"alembic_version"}
@@ -151,5 +144,3 @@ def test_postgres_migrations_downgrade_to_base_and_upgrade_again() -> None:
         assert db.query("SELECT count(*) FROM pg_class WHERE relname = 'ledger_sequence'") == [(1,)]
     finally:
         db.dispose()
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -13,52 +11,41 @@ import pytest
 
 from sedma_elo.storage import AsyncReader, Database, open_database
 
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
-
-@contextmanager
-def _database(kind: str, tmp_path: Path) -> Iterator[Database]:
-    """A migrated database with three players' ratings: a SQLite file or a fresh PostgreSQL database."""
-    name = None
-    if kind == "sqlite":
-        url = f"sqlite:///{tmp_path}/r.db"
-    else:
-        name = f"sedma_elo_reader_{secrets.token_hex(4)}"
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+def _seeded(url: str) -> Database:
+    """The migrated database at ``url`` with three players' ratings."""
     database = open_database(url)
-    try:
-        with database.begin_write() as conn:
+    with database.begin_write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO rating_versions (id, label, rules_label, rules_toml, active, created_at)"
+            " VALUES (1, 'v', 'r', '', true, 'now')"
+        )
+        for pid, rating in (("ann", 1010), ("ben", 990), ("cat", 1030)):
             conn.exec_driver_sql(
-                "INSERT INTO rating_versions (id, label, rules_label, rules_toml, active, created_at)"
-                " VALUES (1, 'v', 'r', '', true, 'now')"
+                "INSERT INTO player_ratings (version_id, player_id, rating, matches_played,"
+                f" last_sequence) VALUES (1, '{pid}', {rating}, 1, 1)"
             )
-            for pid, rating in (("ann", 1010), ("ben", 990), ("cat", 1030)):
-                conn.exec_driver_sql(
-                    "INSERT INTO player_ratings (version_id, player_id, rating, matches_played,"
-                    f" last_sequence) VALUES (1, '{pid}', {rating}, 1, 1)"
-                )
-        yield database
-    finally:
-        database.dispose()
-        if name is not None:
-            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return database
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """The test database on each kind."""
-    with _database(request.param, tmp_path) as database:
-        yield database
+    """The seeded database: a SQLite file or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/r.db"
+    else:
+        url = request.getfixturevalue("new_pg_database")()
+    database = _seeded(url)
+    yield database
+    database.dispose()
 
 
 @pytest.fixture
-def pg_db(tmp_path: Path) -> Iterator[Database]:
-    """The test database on PostgreSQL."""
-    with _database("postgresql", tmp_path) as database:
-        yield database
+def pg_db(new_pg_database: Callable[[], str]) -> Iterator[Database]:
+    """The seeded database on PostgreSQL."""
+    database = _seeded(new_pg_database())
+    yield database
+    database.dispose()
 
 
 SQL = "SELECT player_id, rating FROM player_ratings WHERE version_id = ? AND rating > ? ORDER BY rating DESC"
