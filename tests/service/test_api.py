@@ -6,8 +6,8 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
-from conftest import Api, make_api, single
 
+from conftest import Api, make_api, single
 from sedma_elo import REFERENCE_RULES, Match, PlayerStats, rate
 from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database

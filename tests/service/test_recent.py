@@ -6,8 +6,8 @@ import itertools
 from typing import Any
 
 import pytest
-from conftest import Api, single
 
+from conftest import Api, single
 from sedma_elo.errors import ValidationError
 from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database

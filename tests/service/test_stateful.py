@@ -10,7 +10,6 @@ import tempfile
 from typing import Any
 
 import pytest
-from conftest import _reset_pg, make_api
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -21,6 +20,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from conftest import _reset_pg, make_api
 from sedma_elo import REFERENCE_RULES, Match, PlayerStats, rate
 from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database
