@@ -25,7 +25,7 @@ from sedma_elo.analysis import (
     sedma_rules,
     table_from_history,
 )
-from sedma_elo.history import load_history
+from sedma_elo.batch.history import load_history
 
 NO_BONUS = BonusRule(0.0, 0.0)
 FIVE_THIRTY_EIGHT = REFERENCE_RULES.replace(

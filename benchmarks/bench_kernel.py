@@ -1,7 +1,7 @@
 """The compiled update loop alone, in matches per second, next to a plain numba Elo loop.
 
 Synthetic int arrays (uniform random pairs among 50,000 players, ~45/45/10 wins/losses/draws,
-small Poisson counts) are replayed by :func:`sedma_elo.kernel.run_kernel` under several rule sets,
+small Poisson counts) are replayed by :func:`sedma_elo.batch.kernel.run_kernel` under several rule sets,
 and by a plain numba Elo loop (constant K = 32, float64 ratings, no bonuses), in the same
 process on one core. Compilation is done before timing; the best of several runs is reported.
 
@@ -19,8 +19,8 @@ import numpy as np
 from numba import njit
 
 from sedma_elo import REFERENCE_RULES
-from sedma_elo.history import HistoryArrays
-from sedma_elo.kernel import run_kernel
+from sedma_elo.batch.history import HistoryArrays
+from sedma_elo.batch.kernel import run_kernel
 
 
 @njit(cache=True)

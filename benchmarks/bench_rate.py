@@ -26,8 +26,8 @@ from rich.table import Table
 
 from sedma_elo import rate
 from sedma_elo.cli.engine_commands import load_sample_history
-from sedma_elo.compat import calculate_new_ratings
-from sedma_elo.explain import result_to_dict
+from sedma_elo.core.compat import calculate_new_ratings
+from sedma_elo.core.explain import result_to_dict
 
 
 def _calls_per_second(step: Callable[[], object], seconds: float) -> float:

@@ -22,8 +22,8 @@ import gc
 import random
 import time
 
-from sedma_elo.engine import RatingResult, rate
-from sedma_elo.rules import REFERENCE_RULES
+from sedma_elo.core.engine import RatingResult, rate
+from sedma_elo.core.rules import REFERENCE_RULES
 from sedma_elo.service.ledger import Ledger, VersionInfo, now_text
 from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload
 

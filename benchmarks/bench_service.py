@@ -33,7 +33,7 @@ from pathlib import Path
 
 import psycopg
 
-from sedma_elo.model import Match
+from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger
 from sedma_elo.service.keys import create_key
 from sedma_elo.storage import open_database

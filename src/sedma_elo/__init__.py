@@ -9,7 +9,10 @@ The public API is defined here once; import from ``sedma_elo`` rather than from 
     result["alice"].rating_after
 """
 
-from .engine import (
+from .batch.history import HistoryArrays, load_history, read_history, read_matches, write_matches
+from .batch.kernel import KernelRecord, run_kernel
+from .batch.replay import ReplayResult, replay
+from .core.engine import (
     BonusTerm,
     MalusTerm,
     PlayerChange,
@@ -19,6 +22,17 @@ from .engine import (
     predict_win,
     rate,
     score_breakdown,
+)
+from .core.model import MAX_COUNT, Match, PlayerStats, Winner
+from .core.rules import (
+    MAX_RATING,
+    MIN_RATING,
+    REFERENCE_RULES,
+    BonusRule,
+    KTier,
+    Rules,
+    load_rules,
+    rules_from_toml,
 )
 from .errors import (
     AuthError,
@@ -30,20 +44,6 @@ from .errors import (
     RulesError,
     SedmaEloError,
     ValidationError,
-)
-from .history import HistoryArrays, load_history, read_history, read_matches, write_matches
-from .kernel import KernelRecord, run_kernel
-from .model import MAX_COUNT, Match, PlayerStats, Winner
-from .replay import ReplayResult, replay
-from .rules import (
-    MAX_RATING,
-    MIN_RATING,
-    REFERENCE_RULES,
-    BonusRule,
-    KTier,
-    Rules,
-    load_rules,
-    rules_from_toml,
 )
 
 __version__ = "0.1.0"

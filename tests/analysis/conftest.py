@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
-from sedma_elo.model import Match, PlayerStats
+from sedma_elo.core.model import Match, PlayerStats
 
 
 def synthetic_matches(

@@ -10,8 +10,8 @@ from sedma_elo.analysis.forecast import Forecast, rating_drift, rating_quantiles
 from sedma_elo.analysis.metrics import Split, chronological_split
 from sedma_elo.analysis.peers import elo
 from sedma_elo.analysis.table import table_from_matches
+from sedma_elo.core.model import Match
 from sedma_elo.errors import ValidationError
-from sedma_elo.model import Match
 
 
 def _constant(p: float):  # type: ignore[no-untyped-def]

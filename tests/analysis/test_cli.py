@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from sedma_elo.batch.history import write_matches
 from sedma_elo.cli import app
-from sedma_elo.history import write_matches
 
 from .conftest import synthetic_matches
 
@@ -90,7 +90,7 @@ def test_simulate_and_report(tmp_path, history: str) -> None:  # type: ignore[no
 
 def test_backtest_empty_history(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A file with only the header is a clear error naming the history, exit status 2."""
-    from sedma_elo.history import COLUMNS
+    from sedma_elo.batch.history import COLUMNS
 
     path = tmp_path / "empty.csv"
     path.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")

@@ -19,7 +19,7 @@ from sedma_elo.analysis.peers import (
     tuned_elo,
 )
 from sedma_elo.analysis.table import table_from_matches
-from sedma_elo.model import Match
+from sedma_elo.core.model import Match
 
 from .conftest import synthetic_matches
 

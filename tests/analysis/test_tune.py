@@ -8,8 +8,8 @@ from sedma_elo import REFERENCE_RULES, rules_from_toml
 from sedma_elo.analysis.metrics import chronological_split
 from sedma_elo.analysis.table import table_from_matches
 from sedma_elo.analysis.tune import _params_of, rules_from_params, search_space, tune_rules, validation_loss
+from sedma_elo.core.model import Match
 from sedma_elo.errors import ValidationError
-from sedma_elo.model import Match
 
 
 def test_reference_rules_are_a_point_of_the_space() -> None:

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from sedma_elo import REFERENCE_RULES, Match, PlayerStats, load_rules, rate, rules_from_toml
 from sedma_elo.cli import app
 from sedma_elo.cli.engine_commands import commented_toml, load_sample_history, replay_matches
-from sedma_elo.compat import calculate_new_ratings
-from sedma_elo.explain import result_to_dict
+from sedma_elo.core.compat import calculate_new_ratings
+from sedma_elo.core.explain import result_to_dict
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()

@@ -8,8 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sedma_elo import Match, PlayerStats, rate
+from sedma_elo.batch.history import COLUMNS
 from sedma_elo.cli import app
-from sedma_elo.history import COLUMNS
 
 runner = CliRunner()
 ROWS = [

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sedma_elo.core.model import PlayerStats
 from sedma_elo.game.analysis import AnalysisConfig, analyze
 from sedma_elo.game.cards import parse_card
 from sedma_elo.game.record import iter_positions, load_record
 from sedma_elo.game.state import RoundState
-from sedma_elo.model import PlayerStats
 
 from .helpers import plain_minimax
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 
-from sedma_elo.model import Match
+from sedma_elo.core.model import Match
 from sedma_elo.service import GroupWriter, Ledger
 from sedma_elo.service.payload import submission_from_match
 from sedma_elo.storage import open_database
@@ -112,7 +112,7 @@ def test_voids_and_rerate_during_concurrent_writes_keep_the_ledger_replayable(db
 
 _WRITER_PROCESS = """
 import sys
-from sedma_elo.model import Match
+from sedma_elo.core.model import Match
 from sedma_elo.service import GroupWriter, Ledger
 from sedma_elo.service.payload import submission_from_match
 from sedma_elo.storage import open_database

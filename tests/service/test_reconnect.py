@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from sedma_elo.model import Match
+from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger
 from sedma_elo.service.payload import submission_from_match
 from sedma_elo.storage import open_database

@@ -9,9 +9,9 @@ from fastapi.testclient import TestClient
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from sedma_elo.engine import RatingResult, rate
-from sedma_elo.model import PlayerStats
-from sedma_elo.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, BonusRule, Rules
+from sedma_elo.core.engine import RatingResult, rate
+from sedma_elo.core.model import PlayerStats
+from sedma_elo.core.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, BonusRule, Rules
 from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.ledger import Ledger, VersionInfo
 from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload

@@ -7,7 +7,7 @@ import re
 from urllib.parse import quote
 
 from sedma_elo import Match, PlayerStats, rate
-from sedma_elo.explain import explain_result
+from sedma_elo.core.explain import explain_result
 from sedma_elo.service import MatchIn, submission_from_payload
 
 from .conftest import Site
@@ -136,7 +136,7 @@ def test_match_page_explains_the_first_match_in_numbers(site: Site) -> None:
 
 
 def test_match_page_shows_the_engines_sentences(site: Site) -> None:
-    """The plain-words sentences are sedma_elo.explain's for the same match, headline first."""
+    """The plain-words sentences are sedma_elo.core.explain's for the same match, headline first."""
     first = seed_matches()[0]
     match = Match.single(
         "alice",

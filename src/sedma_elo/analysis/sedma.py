@@ -13,9 +13,9 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from ..batch.replay import replay
+from ..core.rules import REFERENCE_RULES, Rules
 from ..errors import ValidationError
-from ..replay import replay
-from ..rules import REFERENCE_RULES, Rules
 from .forecast import Forecast, Forecaster
 from .metrics import CLIP, Split
 from .table import MatchTable
@@ -28,8 +28,8 @@ FloatArray = npt.NDArray[np.float64]
 def _replay(table: MatchTable, rules: Rules) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """Win probability of side a, pre-match ratings of both sides, and final ratings.
 
-    Uses :func:`sedma_elo.replay.replay` (the batch kernel on large histories, a loop of
-    :func:`sedma_elo.engine.rate` on small ones; the two agree exactly).
+    Uses :func:`sedma_elo.batch.replay.replay` (the batch kernel on large histories, a loop of
+    :func:`sedma_elo.core.engine.rate` on small ones; the two agree exactly).
     """
     if table.history is None:
         raise ValidationError(

@@ -14,7 +14,7 @@ Generative model (all randomness from one ``numpy`` generator with a fixed seed)
 * Bad moves: each player makes ``Poisson(bad_rate * exp(-theta / 400))`` per match, so weaker
   players make more.
 
-The matches are rated with the engine (:func:`sedma_elo.engine.rate`) through the same
+The matches are rated with the engine (:func:`sedma_elo.core.engine.rate`) through the same
 forecaster the backtest uses, so the rule set under test is exactly the one the service runs.
 """
 
@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..engine import rate
+from ..core.engine import rate
+from ..core.model import Match, PlayerStats, Winner
+from ..core.rules import REFERENCE_RULES, Rules
 from ..errors import ValidationError
-from ..model import Match, PlayerStats, Winner
-from ..rules import REFERENCE_RULES, Rules
 from .metrics import Split
 from .sedma import sedma_rules
 from .table import table_from_matches
@@ -194,7 +194,7 @@ def losing_well_gain(rules: Rules = REFERENCE_RULES) -> tuple[int, int]:
     """(gain of a loss with every bonus at its cap over a plain loss, gain of a plain win).
 
     Both between two established players (:data:`ESTABLISHED_GAMES` games each, for rules whose K
-    depends on games played) at the initial rating, computed with :func:`sedma_elo.engine.rate`.
+    depends on games played) at the initial rating, computed with :func:`sedma_elo.core.engine.rate`.
     """
 
     def enough(per: float, cap: float) -> int:

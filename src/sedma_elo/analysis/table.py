@@ -13,9 +13,9 @@ from datetime import date, datetime
 import numpy as np
 import numpy.typing as npt
 
+from ..batch.history import DRAW, WINNER_A, HistoryArrays
+from ..core.model import Match
 from ..errors import ValidationError
-from ..history import DRAW, WINNER_A, HistoryArrays
-from ..model import Match
 
 __all__ = ["MatchTable", "table_from_history", "table_from_matches"]
 
@@ -96,7 +96,7 @@ def table_from_matches(matches: Sequence[Match]) -> MatchTable:
 
 
 def table_from_history(history: HistoryArrays) -> MatchTable:
-    """Build a :class:`MatchTable` from the columnar history of :func:`sedma_elo.history.load_history`.
+    """Build a :class:`MatchTable` from the columnar history of :func:`sedma_elo.batch.history.load_history`.
 
     Raises:
         ValidationError: an empty history (field ``history``).

@@ -28,8 +28,8 @@ import optuna
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
+from ..core.rules import REFERENCE_RULES, BonusRule, KTier, Rules
 from ..errors import SedmaEloError, ValidationError
-from ..rules import REFERENCE_RULES, BonusRule, KTier, Rules
 from .forecast import Forecaster
 from .metrics import Split, score_forecasts
 from .sedma import sedma_rules

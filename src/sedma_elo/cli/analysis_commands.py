@@ -29,9 +29,9 @@ from ..analysis import (
     simulate_league,
     table_from_history,
 )
+from ..batch.history import load_history
+from ..core.rules import REFERENCE_RULES, Rules, load_rules
 from ..errors import ValidationError
-from ..history import load_history
-from ..rules import REFERENCE_RULES, Rules, load_rules
 from . import app
 from .errors import user_errors
 

@@ -22,10 +22,10 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import REFERENCE_RULES, Match, PlayerStats, RatingResult, Rules, load_rules, rate
+from ..core.explain import explain_player, result_to_dict
+from ..core.matchjson import parse_json_text, rate_request_from_json
+from ..core.model import STAT_FIELDS, Winner, check_count, check_rating
 from ..errors import ValidationError
-from ..explain import explain_player, result_to_dict
-from ..matchjson import parse_json_text, rate_request_from_json
-from ..model import STAT_FIELDS, Winner, check_count, check_rating
 from . import app
 from .errors import fail, user_errors
 

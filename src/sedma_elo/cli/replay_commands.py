@@ -12,13 +12,13 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from ..core.rules import Rules, load_rules
 from ..errors import SedmaEloError
-from ..rules import Rules, load_rules
 from . import app
 from .errors import fail
 
 if TYPE_CHECKING:
-    from ..replay import ReplayResult
+    from ..batch.replay import ReplayResult
 
 _stderr = Console(stderr=True)
 _stdout = Console()
@@ -92,8 +92,8 @@ def replay_command(
 def _run(
     path: Path, rules: Rules, skip_bad: bool, show: bool, record: bool
 ) -> tuple[ReplayResult, list[SedmaEloError]]:
-    from ..history import read_history
-    from ..replay import replay
+    from ..batch.history import read_history
+    from ..batch.replay import replay
 
     with _Progress(show) as bar:
         bar.phase(f"reading {path.name}")

@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ..core.rules import load_rules
 from ..errors import SedmaEloError
-from ..rules import load_rules
 from . import app
 from .errors import fail
 
@@ -106,7 +106,7 @@ def serve(
 
 
 def _prepare_demo(url: str | None, host: str, port: int) -> None:
-    from ..history import read_matches
+    from ..batch.history import read_matches
     from ..service.demo import bundled_sample, demo_matches
     from ..service.keys import create_key
 
@@ -195,7 +195,7 @@ def import_history(
     batch: Annotated[int, typer.Option(help="Matches per transaction.", min=1, max=100_000)] = 1000,
 ) -> None:
     """Apply a history file to the ledger through the same code path as POST /v1/matches."""
-    from ..history import read_matches
+    from ..batch.history import read_matches
 
     try:
         matches, errors = read_matches(path, skip_bad=skip_bad)
@@ -230,7 +230,7 @@ def export_history(
     ] = False,
 ) -> None:
     """Write the ledger, in sequence order, as a match-history file that `import` reads back."""
-    from ..history import write_matches
+    from ..batch.history import write_matches
 
     try:
         with _ledger(database_url) as ledger:

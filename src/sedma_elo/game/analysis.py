@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from ..model import Match, PlayerStats
+from ..core.model import Match, PlayerStats
 from .cards import cards_of, format_card
 from .pimc import move_key, pimc_world_values
 from .record import GameRecord, Replay, iter_positions, replay
@@ -124,7 +124,7 @@ class MatchAnalysis:
         return "a" if self.replay.winner == 0 else "b"
 
     def to_match(self) -> Match:
-        """The rating input (:class:`~sedma_elo.model.Match`)."""
+        """The rating input (:class:`~sedma_elo.core.model.Match`)."""
         rec = self.record
         team_a = tuple(p.player for p in self.players if p.side == 0)
         team_b = tuple(p.player for p in self.players if p.side == 1)

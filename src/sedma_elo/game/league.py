@@ -19,8 +19,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Literal
 
-from ..history import COLUMNS, write_matches
-from ..model import Match
+from ..batch.history import COLUMNS, write_matches
+from ..core.model import Match
 from .analysis import AnalysisConfig, Judge, analyze
 from .bots import Bot, GreedyBot, RandomBot, SamplingBot, play_match
 from .config import DEFAULT_GAME_RULES, GameRules
@@ -147,7 +147,7 @@ def run_league(config: LeagueConfig, progress: Callable[[int], None] | None = No
 def write_history_csv(path: str | Path, matches: Iterable[Match]) -> int:
     """Write two-player ``matches`` as the project's match-history CSV (gzipped when ``.gz``).
 
-    Delegates to :func:`sedma_elo.history.write_matches`: everything is checked first and the file
+    Delegates to :func:`sedma_elo.batch.history.write_matches`: everything is checked first and the file
     is replaced atomically, so a failure never leaves a half-written history behind. Returns the
     number of rows written.
     """

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from ..core.model import check_player_id
 from ..errors import GameRecordError, ValidationError
-from ..model import check_player_id
 from .cards import N_CARDS, deal_deck, format_card, parse_card
 from .config import GameRules
 from .state import STOP, RoundResult, RoundState, format_move, next_first_leader, round_stake

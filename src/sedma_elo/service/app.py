@@ -25,6 +25,7 @@ from pydantic import ValidationError as PydanticValidationError
 from starlette.datastructures import Headers, State
 from starlette.types import Receive, Scope, Send
 
+from ..core.rules import rules_from_toml
 from ..errors import (
     AuthError,
     ConflictError,
@@ -34,7 +35,6 @@ from ..errors import (
     SedmaEloError,
     ValidationError,
 )
-from ..rules import rules_from_toml
 from ..storage import open_database
 from ..web import router as web_pages
 from . import keys as keys_mod

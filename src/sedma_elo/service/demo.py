@@ -6,7 +6,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..model import Match, PlayerStats, Winner
+from ..core.model import Match, PlayerStats, Winner
 
 __all__ = ["bundled_sample", "demo_matches"]
 

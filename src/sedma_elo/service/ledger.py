@@ -35,12 +35,12 @@ from sqlalchemy import Connection, and_, delete, func, insert, or_, select, upda
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.pool import PoolProxiedConnection
 
-from .._jsontext import json_scalar, json_string
-from ..engine import RatingResult, rate
+from ..core._jsontext import json_scalar, json_string
+from ..core.engine import RatingResult, rate
+from ..core.explain import change_to_dict, change_to_json
+from ..core.model import Match
+from ..core.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules, rules_from_toml
 from ..errors import ConflictError, NotFoundError, SedmaEloError, ValidationError
-from ..explain import change_to_dict, change_to_json
-from ..model import Match
-from ..rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules, rules_from_toml
 from ..storage import AsyncReader, Database
 from ..storage.schema import matches, player_ratings, rating_changes, rating_versions
 from .payload import Submission, match_from_body, submission_from_match

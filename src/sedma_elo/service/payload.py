@@ -19,8 +19,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from ..core.model import MAX_COUNT, Match, PlayerStats
 from ..errors import ValidationError
-from ..model import MAX_COUNT, Match, PlayerStats
 
 __all__ = ["ID_PATTERN", "MatchIn", "StatsIn", "Submission", "canonical_json", "submission_from_payload"]
 

@@ -288,7 +288,7 @@ def match_page(request: Request, match_id: str) -> Response:
         change = _normalized(raw)
         sentences = change["sentences"]
         if change["from_explain"] and sentences:
-            # sedma_elo.explain's first sentence is the summary ("alice won against ...: +26").
+            # sedma_elo.core.explain's first sentence is the summary ("alice won against ...: +26").
             headline, sentences = sentences[0], sentences[1:]
         else:
             headline = _headline(change)

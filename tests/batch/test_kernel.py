@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sedma_elo import REFERENCE_RULES, Match, PlayerStats, Rules, ValidationError, rate
-from sedma_elo.history import HistoryArrays
-from sedma_elo.kernel import kernel_params, run_kernel
-from sedma_elo.model import MAX_COUNT
-from sedma_elo.replay import replay
-from sedma_elo.rules import K_MODES, MAX_RATING, BonusRule, KTier
+from sedma_elo.batch.history import HistoryArrays
+from sedma_elo.batch.kernel import kernel_params, run_kernel
+from sedma_elo.batch.replay import replay
+from sedma_elo.core.model import MAX_COUNT
+from sedma_elo.core.rules import K_MODES, MAX_RATING, BonusRule, KTier
 
-GOLDEN = Path(__file__).parent / "golden" / "reference_vectors.csv"
+GOLDEN = Path(__file__).parents[1] / "golden" / "reference_vectors.csv"
 
 
 def _golden_rows() -> list[dict[str, str]]:
@@ -247,7 +247,7 @@ def test_each_variant_agrees_on_a_long_history(name: str) -> None:
 
 def test_chunked_run_equals_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     """Replaying in chunks (as with a progress bar) gives the same ratings and records as one pass."""
-    import sedma_elo.kernel as kernel_module
+    import sedma_elo.batch.kernel as kernel_module
 
     matches = _random_history(500, 30, seed=3)
     rules = VARIANTS["all"]

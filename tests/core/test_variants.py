@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sedma_elo import REFERENCE_RULES, Match, PlayerStats, RulesError, ValidationError, rate, rules_from_toml
-from sedma_elo.rules import K_MODES
+from sedma_elo.core.rules import K_MODES
 
 R = REFERENCE_RULES
 

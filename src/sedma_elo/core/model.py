@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .errors import ValidationError
+from ..errors import ValidationError
 from .rules import MAX_RATING, MIN_RATING
 
 __all__ = [

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sedma_elo import Match, PlayerStats, ValidationError
-from sedma_elo.matchjson import (
+from sedma_elo.core.matchjson import (
     match_from_json,
     match_to_json,
     parse_json_text,

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .errors import ValidationError
+from ..errors import ValidationError
 from .model import STAT_FIELDS, Match, PlayerStats, Winner, check_count, check_player_id, check_rating
 
 __all__ = [
@@ -69,7 +69,7 @@ def parse_json_text(text: str | bytes) -> Any:
 
 
 def match_from_json(data: object) -> Match:
-    """Build a validated :class:`~sedma_elo.model.Match` from a decoded match object.
+    """Build a validated :class:`~sedma_elo.core.model.Match` from a decoded match object.
 
     Raises:
         ValidationError: the field names the JSON path of the first bad or unknown value.

@@ -1,4 +1,4 @@
-"""numba scanner for the fast path of the CSV reader (imported lazily by :mod:`sedma_elo.history`).
+"""numba scanner for the fast path of the CSV reader (imported lazily by :mod:`sedma_elo.batch.history`).
 
 It only handles the simple, valid case and reports anything else as a failure, so that the
 general reader can find and explain the problem: it never decides that a row is bad.

@@ -1,6 +1,6 @@
 """The rating update: pure functions from a match, the ratings before it and the rules.
 
-With :data:`~sedma_elo.rules.REFERENCE_RULES` the result equals the published C# method bit for
+With :data:`~sedma_elo.core.rules.REFERENCE_RULES` the result equals the published C# method bit for
 bit: bonus, malus and the clamp are computed in IEEE single precision (``float`` in C#), the
 expected score and the update in double precision, and the new rating is rounded half to even.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import ValidationError
+from ..errors import ValidationError
 from .model import NO_STATS, Match, PlayerStats, check_rating
 from .rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules
 

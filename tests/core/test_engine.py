@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sedma_elo import MAX_COUNT, REFERENCE_RULES, BonusRule, Match, PlayerStats, Rules, rate, score_breakdown
-from sedma_elo.engine import _rate_explained
+from sedma_elo.core.engine import _rate_explained
 
-GOLDEN = Path(__file__).parent / "golden" / "reference_vectors.csv"
+GOLDEN = Path(__file__).parents[1] / "golden" / "reference_vectors.csv"
 FLOAT64_RULES = REFERENCE_RULES.replace(name="reference-f64", arithmetic="float64")
 ratings = st.integers(-3000, 5000)
 small = st.integers(0, 40)

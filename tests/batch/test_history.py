@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from sedma_elo import HistoryError, Match, PlayerStats
-from sedma_elo import history as history_module
-from sedma_elo.history import (
+from sedma_elo.batch import history as history_module
+from sedma_elo.batch.history import (
     COLUMNS,
     DRAW,
     WINNER_A,

@@ -1,7 +1,7 @@
 """Replay a whole match history: final ratings, games played and (optionally) every match's change.
 
-:func:`replay` picks the compiled batch kernel (:mod:`sedma_elo.kernel`) for large one-against-one
-histories and a plain loop of :func:`sedma_elo.engine.rate` otherwise (small inputs, team
+:func:`replay` picks the compiled batch kernel (:mod:`sedma_elo.batch.kernel`) for large one-against-one
+histories and a plain loop of :func:`sedma_elo.core.engine.rate` otherwise (small inputs, team
 matches); both give identical numbers, which the tests check.
 """
 
@@ -15,12 +15,12 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from .engine import check_games_played, rate
-from .errors import ValidationError
+from ..core.engine import check_games_played, rate
+from ..core.model import Match, check_rating
+from ..core.rules import REFERENCE_RULES, Rules
+from ..errors import ValidationError
 from .history import HistoryArrays, read_history
 from .kernel import KernelRecord, run_kernel
-from .model import Match, check_rating
-from .rules import REFERENCE_RULES, Rules
 
 __all__ = ["KERNEL_THRESHOLD", "ReplayResult", "replay", "replay_python"]
 
@@ -92,8 +92,8 @@ def replay(
     """Replay matches in order from the given starting point.
 
     Args:
-        source: a history file path (read with :func:`~sedma_elo.history.load_history`, bad rows
-            raise), :class:`~sedma_elo.history.HistoryArrays`, or a sequence of matches.
+        source: a history file path (read with :func:`~sedma_elo.batch.history.load_history`, bad rows
+            raise), :class:`~sedma_elo.batch.history.HistoryArrays`, or a sequence of matches.
         rules: the rule set.
         initial_ratings: ratings before the first match (others start at ``rules.initial_rating``).
         initial_games_played: games played before the first match (others: 0); used by rules
@@ -154,7 +154,7 @@ def replay_python(
     initial_ratings: Mapping[str, int] | None = None,
     initial_games_played: Mapping[str, int] | None = None,
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """The oracle: ratings and games played after a plain loop of :func:`~sedma_elo.engine.rate`.
+    """The oracle: ratings and games played after a plain loop of :func:`~sedma_elo.core.engine.rate`.
 
     Returns ``(ratings, games_played)`` by player id, for every player seen (and given).
     """

@@ -1,9 +1,9 @@
-"""The numba-compiled replay loop. Imported lazily by :mod:`sedma_elo.kernel` (numba is slow to import).
+"""The numba-compiled replay loop. Imported lazily by :mod:`sedma_elo.batch.kernel` (numba is slow to import).
 
-Every operation mirrors :func:`sedma_elo.engine.rate` in the same order and precision, so that the
+Every operation mirrors :func:`sedma_elo.core.engine.rate` in the same order and precision, so that the
 results are identical bit for bit: bonus, malus and the clamp in float32 when the rules say so
 (numba would promote ``int * float32`` to float64, hence the explicit casts), the rest in float64.
-The layout of the parameter arrays is defined once, in :func:`sedma_elo.kernel.kernel_params`.
+The layout of the parameter arrays is defined once, in :func:`sedma_elo.batch.kernel.kernel_params`.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sedma_elo.compat import calculate_new_ratings
+from sedma_elo.core.compat import calculate_new_ratings
 
-GOLDEN = Path(__file__).parent / "golden" / "reference_vectors.csv"
+GOLDEN = Path(__file__).parents[1] / "golden" / "reference_vectors.csv"
 
 
 def _rows() -> list[dict[str, str]]:

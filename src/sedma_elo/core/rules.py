@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import RulesError
+from ..errors import RulesError
 
 __all__ = [
     "MAX_RATING",
@@ -94,7 +94,7 @@ class Rules:
         k_new_player_games, k_new_player_multiplier: K is multiplied by the multiplier while a
             player has played fewer than ``k_new_player_games`` games (0 = off).
         zero_sum: both players move by the same whole number of points in opposite directions,
-            so ratings are only moved between players (see :func:`sedma_elo.engine.rate`).
+            so ratings are only moved between players (see :func:`sedma_elo.core.engine.rate`).
         rating_floor: no update leaves a rating below this (None = no floor).
         margin_scale, margin_weight_*, margin_min, margin_max: margin of victory; both players'
             K is multiplied by ``clamp(1 + scale * (D_winner - D_loser), min, max)`` where a side's

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from sedma_elo._jsontext import json_scalar
+from sedma_elo.core._jsontext import json_scalar
 
 
 class _Level(enum.IntEnum):

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from sedma_elo import REFERENCE_RULES, HistoryError, Match, PlayerStats, ValidationError, rate
-from sedma_elo.history import HistoryArrays, load_history, write_matches
-from sedma_elo.replay import replay, replay_python
+from sedma_elo.batch.history import HistoryArrays, load_history, write_matches
+from sedma_elo.batch.replay import replay, replay_python
 
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _atp_path() -> Path:

@@ -1,6 +1,6 @@
-"""The compiled batch kernel: replays one-against-one histories with any :class:`~sedma_elo.rules.Rules`.
+"""The compiled batch kernel: replays one-against-one histories with any :class:`~sedma_elo.core.rules.Rules`.
 
-The results equal a loop of :func:`sedma_elo.engine.rate` bit for bit (tests check every golden
+The results equal a loop of :func:`sedma_elo.core.engine.rate` bit for bit (tests check every golden
 vector and random histories under every rule variant). The rules reach the compiled loop as flat
 arrays built in one place, :func:`kernel_params`. numba is imported on first use only, so that
 importing :mod:`sedma_elo` stays fast; the compiled code is cached on disk (``cache=True``).
@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import ValidationError
+from ..core.rules import K_MODES, MAX_RATING, MIN_RATING, Rules
+from ..errors import ValidationError
 from .history import HistoryArrays
-from .rules import K_MODES, MAX_RATING, MIN_RATING, Rules
 
 __all__ = ["KernelParams", "KernelRecord", "kernel_params", "run_kernel"]
 
@@ -153,7 +153,7 @@ def run_kernel(
 
     Raises:
         ValidationError: a rating is outside ``[MIN_RATING, MAX_RATING]`` before a match, as
-            :func:`~sedma_elo.engine.rate` would raise (field ``ratings.<player_id>``); the
+            :func:`~sedma_elo.core.engine.rate` would raise (field ``ratings.<player_id>``); the
             ratings then hold the state just before that match.
     """
     n = len(history)

@@ -5,7 +5,7 @@ service returns. Its field names are stable (new fields may be added, none renam
 
     {
       "rules": "reference@1.0",              # label of the rules used (name@version)
-      "match": {...},                        # the match in the JSON form of sedma_elo.matchjson
+      "match": {...},                        # the match in the JSON form of sedma_elo.core.matchjson
       "new_ratings": {"alice": 1026, ...},   # rating after the match by player id
       "players": [                           # one object per player, side a first
         {

@@ -6,8 +6,8 @@ For people porting from the game client: ``calculate_new_ratings`` takes the sam
 
 from __future__ import annotations
 
+from ..errors import ValidationError
 from .engine import rate
-from .errors import ValidationError
 from .model import Match, PlayerStats
 from .rules import REFERENCE_RULES
 

@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import HistoryError, ValidationError
-from .model import MAX_COUNT, MAX_PLAYER_ID_LENGTH, STAT_FIELDS, Match, PlayerStats, check_count
+from ..core.model import MAX_COUNT, MAX_PLAYER_ID_LENGTH, STAT_FIELDS, Match, PlayerStats, check_count
+from ..errors import HistoryError, ValidationError
 
 __all__ = [
     "COLUMNS",
@@ -133,7 +133,7 @@ class HistoryArrays:
         return out
 
     def to_matches(self) -> list[Match]:
-        """The matches as :class:`~sedma_elo.model.Match` objects, in order."""
+        """The matches as :class:`~sedma_elo.core.model.Match` objects, in order."""
         ids = self.player_ids
         stats_cache: dict[tuple[int, ...], PlayerStats] = {}
 
@@ -222,7 +222,7 @@ def read_history(
 ) -> tuple[HistoryArrays | list[Match], list[HistoryError]]:
     """Read a history as :class:`HistoryArrays`, or as matches when it holds team matches.
 
-    What :func:`~sedma_elo.replay.replay` and the ``replay`` command read: the columns for the
+    What :func:`~sedma_elo.batch.replay.replay` and the ``replay`` command read: the columns for the
     batch kernel whenever every match is one against one.
 
     Raises:

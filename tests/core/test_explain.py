@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sedma_elo import REFERENCE_RULES, BonusRule, Match, PlayerStats, Rules, rate
-from sedma_elo.explain import change_to_dict, explain_player, explain_result, result_to_dict
+from sedma_elo.core.explain import change_to_dict, explain_player, explain_result, result_to_dict
 
 PLAYER_KEYS = {
     "player_id", "side", "outcome", "teammates", "opponents", "rating_before", "k", "k_reason",
