@@ -36,8 +36,9 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.pool import PoolProxiedConnection
 
 from ..core._jsontext import json_scalar, json_string
-from ..core.engine import RatingResult, rate
+from ..core.engine import RatingResult
 from ..core.explain import change_to_dict, change_to_json
+from ..core.fold import RatingState
 from ..core.model import Match
 from ..core.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules, rules_from_toml
 from ..errors import ConflictError, NotFoundError, SedmaEloError, ValidationError
@@ -177,18 +178,15 @@ class VerifyReport:
 
 # ---------------------------------------------------------------------------- pure replay
 def replay(
-    entries: Iterable[tuple[int, Match]], rules: Rules, ratings: dict[str, int] | None = None
+    entries: Iterable[tuple[int, Match]], rules: Rules, state: RatingState | None = None
 ) -> Iterator[tuple[int, RatingResult]]:
-    """Apply matches in the given order with the pure engine, updating ``ratings`` in place.
+    """Apply matches in the given order with the one fold, updating ``state`` in place.
 
     Yields each ``(sequence, result)``. This is the definition every stored rating must agree with.
     """
-    current = {} if ratings is None else ratings
+    current = RatingState() if state is None else state
     for seq, match in entries:
-        result = rate(match, current, rules)
-        for change in result.changes:
-            current[change.player_id] = change.rating_after
-        yield seq, result
+        yield seq, current.apply(match, rules)
 
 
 def _is_retryable(exc: Exception) -> bool:
@@ -590,22 +588,22 @@ class Ledger:
         A match the engine refuses (a :class:`SedmaEloError`) gets an error outcome and no row.
         """
         out = _BatchRows()
+        state = RatingState(ratings, played)
         created_at = now_text()
         used = 0
         for i in batch.todo:
             sub = batch.subs[i]
             try:
-                result = rate(sub.match, ratings, version.rules)
+                result = state.rate(sub.match, version.rules)
             except SedmaEloError as exc:
                 batch.outcomes[i] = ApplyOutcome("error", error=exc)
                 continue
             seq = sequences[used]
             used += 1
             response = self._response_text(sub, seq, version, result)
+            state.commit(result)
             for change in result.changes:
                 pid = change.player_id
-                ratings[pid] = change.rating_after
-                played[pid] = played.get(pid, 0) + 1
                 out.last_seq[pid] = seq
                 out.changes.append((version.id, seq, pid, change.rating_before, change.rating_after))
             out.matches.append(
@@ -714,7 +712,19 @@ class Ledger:
                         )
                     )
                 }
-                result = rate(match_from_body(row.body), before, version.rules)
+                games = {
+                    pid: n
+                    for pid, n in conn.execute(
+                        select(rating_changes.c.player_id, func.count())
+                        .where(
+                            rating_changes.c.version_id == version.id,
+                            rating_changes.c.player_id.in_(list(before)),
+                            rating_changes.c.sequence < row.sequence,
+                        )
+                        .group_by(rating_changes.c.player_id)
+                    )
+                }
+                result = RatingState(before, games).rate(match_from_body(row.body), version.rules)
         return self.match_view(
             json.loads(row.body),
             row.sequence,
@@ -1116,6 +1126,7 @@ class Ledger:
 
         ratings: dict[str, int] = {}
         played: dict[str, int] = {}
+        state = RatingState(ratings, played)
         known: set[str] = set()
         last_seq: dict[str, int] = {}
         rows = conn.execute(
@@ -1142,10 +1153,8 @@ class Ledger:
                     known.add(r.player_id)
                 for p in missing:
                     played.setdefault(p, 0)
-            result = rate(match, ratings, version.rules)
+            result = state.apply(match, version.rules)
             for change in result.changes:
-                ratings[change.player_id] = change.rating_after
-                played[change.player_id] += 1
                 last_seq[change.player_id] = row.sequence
                 chunk.append(
                     {
@@ -1192,12 +1201,11 @@ class Ledger:
                 through = None if active else self._through(conn, int(vid))
                 covered = entries if through is None else [e for e in entries if e[0] <= through]
                 expected_changes: dict[tuple[int, str], tuple[int, int]] = {}
-                ratings: dict[str, int] = {}
-                counts: dict[str, int] = {}
-                for seq, result in replay(covered, version.rules, ratings):
+                state = RatingState()
+                ratings, counts = state.ratings, state.games
+                for seq, result in replay(covered, version.rules, state):
                     for c in result.changes:
                         expected_changes[(seq, c.player_id)] = (c.rating_before, c.rating_after)
-                        counts[c.player_id] = counts.get(c.player_id, 0) + 1
                 stored_changes = {
                     (int(r.sequence), r.player_id): (r.rating_before, r.rating_after)
                     for r in conn.execute(select(rating_changes).where(rating_changes.c.version_id == vid))
