@@ -23,6 +23,7 @@ from .core.engine import (
     rate,
     score_breakdown,
 )
+from .core.fold import RatingState, fold
 from .core.model import MAX_COUNT, Match, PlayerStats, Winner
 from .core.rules import (
     MAX_RATING,
@@ -69,6 +70,7 @@ __all__ = [
     "PlayerChange",
     "PlayerStats",
     "RatingResult",
+    "RatingState",
     "ReplayResult",
     "Rules",
     "RulesError",
@@ -78,6 +80,7 @@ __all__ = [
     "Winner",
     "__version__",
     "expected_score",
+    "fold",
     "load_history",
     "load_rules",
     "predict_win",
