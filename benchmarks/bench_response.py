@@ -1,11 +1,12 @@
 """Microseconds per match to build the stored answer text of ``POST /v1/matches``.
 
 The service writes, for every new match, the JSON text of its match view (the match, its sequence,
-the ratings version and every player's explanation): ``Ledger._response_text``. This script builds
-``--matches`` random submissions through the service's own payload path (seeded, varied ratings,
-outcomes and counts), rates them under the reference rules, reads each result's explanation once
-(``result.changes``, built lazily by ``rate()`` and paid for whatever the answer's encoding), then
-times only the text, for one-against-one and two-against-two matches.
+the ratings version and every player's explanation):
+``sedma_elo.service.ledger.views.response_text``. This script builds ``--matches`` random
+submissions through the service's own payload path (seeded, varied ratings, outcomes and counts),
+rates them under the reference rules, reads each result's explanation once (``result.changes``,
+built lazily by ``rate()`` and paid for whatever the answer's encoding), then times only the text,
+for one-against-one and two-against-two matches.
 
 Usage::
 
@@ -24,7 +25,8 @@ import time
 
 from sedma_elo.core.engine import RatingResult, rate
 from sedma_elo.core.rules import REFERENCE_RULES
-from sedma_elo.service.ledger import Ledger, VersionInfo, now_text
+from sedma_elo.service.ledger import VersionInfo, now_text
+from sedma_elo.service.ledger.views import response_text
 from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload
 
 VERSION = VersionInfo(1, "reference", REFERENCE_RULES, True, now_text())
@@ -69,8 +71,8 @@ def workload(n: int, team: bool, seed: int) -> list[tuple[Submission, RatingResu
 
 
 def microseconds_per_match(work: list[tuple[Submission, RatingResult]], repeat: int) -> float:
-    """Best of ``repeat`` passes over ``work``: µs per ``Ledger._response_text`` call."""
-    text = Ledger._response_text
+    """Best of ``repeat`` passes over ``work``: µs per ``response_text`` call."""
+    text = response_text
     best = float("inf")
     for _ in range(repeat):
         gc.collect()

@@ -14,6 +14,7 @@ from sedma_elo.core.model import PlayerStats
 from sedma_elo.core.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, BonusRule, Rules
 from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.ledger import Ledger, VersionInfo
+from sedma_elo.service.ledger.views import response_text
 from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload
 
 VERSION = VersionInfo(3, "reference \u00e9dition", REFERENCE_RULES, True, "2026-11-29T12:00:00Z")
@@ -91,9 +92,7 @@ def test_response_text_equals_plain_json_of_the_match_view(
     sub = _submission(ids, team, winner, stats)
     result = rate(sub.match, dict(zip(ids, ratings, strict=True)), REFERENCE_RULES)
     for _ in range(2):  # the second time the score texts come from the cache
-        assert Ledger._response_text(sub, seq, VERSION, result) == _plain_text(
-            sub.body, seq, sub.played_at, result
-        )
+        assert response_text(sub, seq, VERSION, result) == _plain_text(sub.body, seq, sub.played_at, result)
 
 
 @settings(max_examples=400, deadline=None)
@@ -121,7 +120,7 @@ def test_response_text_equals_plain_json_under_every_rule_variant(
     result = rate(sub.match, dict(zip(ids, ratings, strict=True)), rules, games_played=played)
     version = VersionInfo(7, f"{rules.name} \u00e9dition", rules, True, "2026-11-29T12:00:00Z")
     for _ in range(2):  # the second time the score and K texts come from the cache
-        assert Ledger._response_text(sub, seq, version, result) == _plain_text(
+        assert response_text(sub, seq, version, result) == _plain_text(
             sub.body, seq, sub.played_at, result, version
         )
 

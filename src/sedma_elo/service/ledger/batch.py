@@ -1,0 +1,136 @@
+"""What both databases' write paths share: sorting a batch into repeats and new matches, and rating it.
+
+A batch is rated with the one fold (:class:`~sedma_elo.core.fold.RatingState`), so the games a
+player has played (their ``matches_played``) reach every rule that needs them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from ...core.fold import RatingState
+from ...errors import ConflictError, SedmaEloError
+from ..payload import Submission
+from .types import ApplyOutcome, VersionInfo, now_text
+from .views import response_text
+
+__all__ = ["Batch", "BatchRows", "TryAgain", "is_retryable", "rate_batch"]
+
+#: unique_violation (a concurrent insert of the same id), serialization_failure, deadlock_detected
+_RETRYABLE_SQLSTATES = frozenset({"23505", "40001", "40P01"})
+
+
+class TryAgain(Exception):
+    """The batch met a passing condition (a concurrent write between its reads, a lost connection)."""
+
+
+def is_retryable(exc: Exception) -> bool:
+    """Whether a failed batch may succeed when tried again (a race with another writer)."""
+    if isinstance(exc, TryAgain | IntegrityError):
+        return True  # a concurrent insert of the same player or match id; the retry sees it
+    if isinstance(exc, OperationalError):
+        msg = str(exc.orig).lower()
+        return "deadlock" in msg or "could not serialize" in msg or "database is locked" in msg
+    if isinstance(exc, sqlite3.OperationalError):  # a writer outside the lock file outlasted busy_timeout
+        return "database is locked" in str(exc).lower()
+    return isinstance(exc, psycopg.Error) and exc.sqlstate in _RETRYABLE_SQLSTATES
+
+
+def _repeat_or_conflict(sub: Submission, body_hash: str, response: str) -> ApplyOutcome:
+    if body_hash == sub.body_hash:
+        return ApplyOutcome("repeat", response)
+    return ApplyOutcome(
+        "error",
+        error=ConflictError(f"match_id {sub.match_id!r} was already used for a different match"),
+    )
+
+
+class Batch:
+    """A batch's submissions sorted into repeats of stored ids, repeats within the batch and new ones.
+
+    ``todo`` holds the indexes to apply, in arrival order; :meth:`settle` answers the in-batch
+    repeats from the outcome of their first occurrence once that is known. ``stored`` maps a stored
+    match id to its ``(body_hash, response)``.
+    """
+
+    def __init__(self, subs: Sequence[Submission], stored: dict[str, tuple[str, str]]) -> None:
+        self.subs = subs
+        self.outcomes: list[ApplyOutcome | None] = [None] * len(subs)
+        self.first: dict[str, int] = {}
+        self.todo: list[int] = []
+        for i, sub in enumerate(subs):
+            seen = stored.get(sub.match_id)
+            if seen is not None:
+                self.outcomes[i] = _repeat_or_conflict(sub, seen[0], seen[1])
+            elif sub.match_id not in self.first:
+                self.first[sub.match_id] = i
+                self.todo.append(i)
+
+    def settle(self) -> list[ApplyOutcome]:
+        """Every submission's outcome, in order (call after each ``todo`` index has one)."""
+        out = []
+        for i, sub in enumerate(self.subs):
+            outcome = self.outcomes[i]
+            if outcome is None:
+                j = self.first[sub.match_id]
+                first = self.outcomes[j]
+                assert first is not None
+                if first.status == "created":
+                    outcome = _repeat_or_conflict(sub, self.subs[j].body_hash, first.body)
+                else:
+                    outcome = first
+            out.append(outcome)
+        return out
+
+
+@dataclass
+class BatchRows:
+    """The rows a rated batch adds: ``matches`` and ``changes`` rows, and each player's last sequence."""
+
+    matches: list[tuple[Any, ...]] = field(default_factory=list)
+    changes: list[tuple[int, int, str, int, int]] = field(default_factory=list)
+    last_seq: dict[str, int] = field(default_factory=dict)
+
+
+def rate_batch(
+    batch: Batch,
+    version: VersionInfo,
+    ratings: dict[str, int],
+    played: dict[str, int],
+    sequences: Sequence[int],
+) -> BatchRows:
+    """Rate the batch's new matches in order, updating ``ratings`` and ``played`` in place.
+
+    ``sequences`` holds at least one sequence per new match, ascending. A match the engine refuses
+    (a :class:`SedmaEloError`) gets an error outcome, no row and no sequence.
+    """
+    out = BatchRows()
+    state = RatingState(ratings, played)
+    created_at = now_text()
+    used = 0
+    for i in batch.todo:
+        sub = batch.subs[i]
+        try:
+            result = state.rate(sub.match, version.rules)
+        except SedmaEloError as exc:
+            batch.outcomes[i] = ApplyOutcome("error", error=exc)
+            continue
+        seq = sequences[used]
+        used += 1
+        response = response_text(sub, seq, version, result)
+        state.commit(result)
+        for change in result.changes:
+            pid = change.player_id
+            out.last_seq[pid] = seq
+            out.changes.append((version.id, seq, pid, change.rating_before, change.rating_after))
+        out.matches.append(
+            (seq, sub.match_id, sub.body, sub.body_hash, response, sub.played_at, version.id, created_at)
+        )
+        batch.outcomes[i] = ApplyOutcome("created", response)
+    return out

@@ -1,0 +1,335 @@
+"""Reading the ledger: players, histories, the leaderboard, one match explained, the whole ledger.
+
+The hot reads (a player, a leaderboard page, a prefix search) go through
+:meth:`Database.query <sedma_elo.storage.database.Database.query>` or the awaitable
+:attr:`LedgerBase.reader`; the rest through SQLAlchemy Core. Every read sees committed data only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+
+from ...core.fold import RatingState
+from ...core.model import Match
+from ...errors import NotFoundError, ValidationError
+from ...storage.schema import matches, player_ratings, rating_changes
+from ..payload import match_from_body
+from .base import LedgerBase
+from .cursors import encode_cursor, history_bound, history_cursor, leaderboard_key
+from .sql import LEADERBOARD_AFTER, LEADERBOARD_FIRST, PLAYER_SQL, SEARCH_SQL, history_sql
+from .types import MAX_PAGE, MAX_RECENT, HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord
+from .views import match_view
+
+__all__ = ["ReadsMixin"]
+
+
+class ReadsMixin(LedgerBase):
+    """The ledger's read side."""
+
+    #: The JSON answer for one match (see :func:`~sedma_elo.service.ledger.views.match_view`).
+    match_view = staticmethod(match_view)
+
+    def get_player(self, player_id: str, version_id: int | None = None) -> PlayerRecord:
+        """A player's rating in the active (or given) version.
+
+        Raises:
+            NotFoundError: the player has no match in that version.
+        """
+        vid = self.active_id() if version_id is None else version_id
+        return _player_record(player_id, vid, self.db.query(PLAYER_SQL, (vid, player_id)))
+
+    async def get_player_async(self, player_id: str, version_id: int | None = None) -> PlayerRecord:
+        """:meth:`get_player` for an event loop: waits for PostgreSQL without blocking the loop."""
+        vid = self.active_id() if version_id is None else version_id
+        return _player_record(player_id, vid, await self.reader.query(PLAYER_SQL, (vid, player_id)))
+
+    def player_history(
+        self,
+        player_id: str,
+        limit: int = 50,
+        cursor: str | None = None,
+        order: HistoryOrder = "asc",
+    ) -> HistoryPage:
+        """The player's rating after each match, ``limit`` per page (1..500), keyset-paginated.
+
+        ``order`` is ``"asc"`` (oldest first) or ``"desc"`` (newest first); either way a page costs
+        one range read of the (version, player, sequence) index, however deep it is. A cursor only
+        continues the order it was returned for.
+
+        Raises:
+            NotFoundError: the player has no match in the active version.
+            ValidationError: bad ``limit``, ``order`` or ``cursor``.
+        """
+        _check_limit(limit)
+        if order not in ("asc", "desc"):
+            raise ValidationError("order", "must be 'asc' or 'desc'")
+        bound = None if cursor is None else history_bound(cursor, order)
+        with self.db.read.connect() as conn:
+            vid = self._active_id(conn)
+            exists = conn.execute(
+                select(player_ratings.c.player_id).where(
+                    player_ratings.c.version_id == vid, player_ratings.c.player_id == player_id
+                )
+            ).first()
+            if exists is None:
+                raise NotFoundError(f"player {player_id!r} has no rated match")
+            params = (vid, player_id, limit + 1) if bound is None else (vid, player_id, bound, limit + 1)
+            rows = conn.exec_driver_sql(history_sql(order, bound is not None, self._ph), params).all()
+        items = [_history_item(r) for r in rows[:limit]]
+        nxt = history_cursor(rows[limit - 1].sequence, order) if len(rows) > limit else None
+        return HistoryPage(player_id, items, nxt)
+
+    def recent_changes(
+        self, player_ids: Sequence[str], n: int = 10, version_id: int | None = None
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Each player's last ``n`` (1..100) rating changes, newest first, in one query.
+
+        Reads the active (or given) version. The answer has a key for every distinct id asked for
+        (at most 100); a player without a match in that version gets an empty list. Each item has
+        the same fields as an item of :meth:`player_history`, and the items are exactly the first
+        ``n`` of the player's newest-first history. One SELECT of one backward index range read per
+        player (a ``UNION ALL`` on SQLite, a ``LATERAL`` join on PostgreSQL), so its cost does not
+        grow with the length of anyone's history.
+
+        Raises:
+            ValidationError: ``n`` out of range, or more than 100 players.
+        """
+        if isinstance(n, bool) or not 1 <= n <= MAX_RECENT:
+            raise ValidationError("n", f"must be within [1, {MAX_RECENT}]")
+        wanted = list(dict.fromkeys(player_ids))
+        if len(wanted) > MAX_RECENT:
+            raise ValidationError("players", f"at most {MAX_RECENT} players at a time")
+        out: dict[str, list[dict[str, Any]]] = {pid: [] for pid in wanted}
+        if not wanted:
+            return out
+        vid = self.active_id() if version_id is None else version_id
+        params: tuple[Any, ...]
+        if self._pg:
+            # One plan for any number of players (planning 50 UNION ALL branches took longer than
+            # running them): the same per-player query, joined laterally to the list of ids.
+            branch = history_sql("desc", False, self._ph, player="p.id")
+            sql = f"SELECT r.* FROM unnest(%s::text[]) AS p(id) CROSS JOIN LATERAL ({branch}) AS r"
+            params = (wanted, vid, n)
+        else:
+            branch = history_sql("desc", False, self._ph)
+            sql = " UNION ALL ".join(f"SELECT * FROM ({branch}) AS r{i}" for i in range(len(wanted)))
+            params = tuple(p for pid in wanted for p in (vid, pid, n))
+        with self.db.read.connect() as conn:
+            rows = conn.exec_driver_sql(sql, params).all()
+        for r in rows:
+            out[r.player_id].append(_history_item(r))
+        for items in out.values():
+            # UNION ALL keeps no order across branches' subqueries on every database: restore it.
+            items.sort(key=lambda item: item["sequence"], reverse=True)
+        return out
+
+    def search_players(self, prefix: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Players of the active version whose id starts with ``prefix``, by id, at most ``limit`` (1..100).
+
+        One range read of the ``(version_id, player_id)`` primary key: ids from ``prefix`` up to
+        ``prefix`` followed by the highest code point. Exact because ids compare by code point on
+        both databases (migration 0002 gives the PostgreSQL id columns ``COLLATE "C"``, whatever
+        the database's own collation); each id is still checked again.
+
+        Raises:
+            ValidationError: ``prefix`` empty, longer than 128 characters or holding control
+                characters or ``/``; ``limit`` out of range.
+        """
+        if not prefix or len(prefix) > 128 or any(c == "/" or ord(c) < 0x20 or c == "\x7f" for c in prefix):
+            raise ValidationError("prefix", "must be 1 to 128 characters, without control characters or '/'")
+        if isinstance(limit, bool) or not 1 <= limit <= MAX_RECENT:
+            raise ValidationError("limit", f"must be within [1, {MAX_RECENT}]")
+        rows = self.db.query(SEARCH_SQL, (self.active_id(), prefix, prefix + "\U0010ffff", limit))
+        return [
+            {"player_id": r[0], "rating": r[1], "matches_played": r[2]}
+            for r in rows
+            if r[0].startswith(prefix)
+        ]
+
+    def leaderboard(
+        self, limit: int = 50, cursor: str | None = None, version_id: int | None = None
+    ) -> LeaderboardPage:
+        """Players by rating, highest first, ties by player id; keyset pages of ``limit`` (1..500).
+
+        The cursor carries the last row's (rating, player id, rank), so a page costs one index range
+        read however deep it is; ranks on later pages assume nobody moved in between.
+
+        Raises:
+            ValidationError: bad ``limit`` or ``cursor``.
+        """
+        vid, rank, sql, params = self._leaderboard_query(limit, cursor, version_id)
+        return _leaderboard_page(self.db.query(sql, params), vid, rank, limit)
+
+    async def leaderboard_async(
+        self, limit: int = 50, cursor: str | None = None, version_id: int | None = None
+    ) -> LeaderboardPage:
+        """:meth:`leaderboard` for an event loop: waits for PostgreSQL without blocking the loop."""
+        vid, rank, sql, params = self._leaderboard_query(limit, cursor, version_id)
+        return _leaderboard_page(await self.reader.query(sql, params), vid, rank, limit)
+
+    def _leaderboard_query(
+        self, limit: int, cursor: str | None, version_id: int | None
+    ) -> tuple[int, int, str, tuple[object, ...]]:
+        """The version, the rank before the page, and the statement of one leaderboard page."""
+        _check_limit(limit)
+        key = None if cursor is None else leaderboard_key(cursor)  # checked before any database read
+        vid = self.active_id() if version_id is None else version_id
+        if key is None:
+            return vid, 0, LEADERBOARD_FIRST, (vid, limit + 1)
+        rating, pid, rank = key
+        return vid, rank, LEADERBOARD_AFTER, (vid, rating, rating, pid, limit + 1)
+
+    def around(self, player_id: str, span: int = 5) -> LeaderboardPage:
+        """The player's exact rank with up to ``span`` (0..100) players above and below.
+
+        Raises:
+            NotFoundError: the player has no match in the active version.
+            ValidationError: ``span`` out of range.
+        """
+        if not 0 <= span <= 100:
+            raise ValidationError("span", "must be within [0, 100]")
+        pr = player_ratings.c
+        with self.db.read.connect() as conn:
+            vid = self._active_id(conn)
+            me = conn.execute(
+                select(pr.rating, pr.matches_played).where(pr.version_id == vid, pr.player_id == player_id)
+            ).first()
+            if me is None:
+                raise NotFoundError(f"player {player_id!r} has no rated match")
+            better = or_(pr.rating > me.rating, and_(pr.rating == me.rating, pr.player_id < player_id))
+            worse = or_(pr.rating < me.rating, and_(pr.rating == me.rating, pr.player_id > player_id))
+            count = select(func.count()).select_from(player_ratings).where(pr.version_id == vid, better)
+            rank = int(conn.execute(count).scalar_one()) + 1
+            cols = (pr.player_id, pr.rating, pr.matches_played)
+            above = conn.execute(
+                select(*cols)
+                .where(pr.version_id == vid, better)
+                .order_by(pr.rating, pr.player_id.desc())
+                .limit(span)
+            ).all()
+            below = conn.execute(
+                select(*cols)
+                .where(pr.version_id == vid, worse)
+                .order_by(pr.rating.desc(), pr.player_id)
+                .limit(span)
+            ).all()
+        ordered = [*reversed(above), (player_id, me.rating, me.matches_played), *below]
+        start = rank - len(above)
+        items = [
+            {"rank": start + n, "player_id": r[0], "rating": r[1], "matches_played": r[2]}
+            for n, r in enumerate(ordered)
+        ]
+        return LeaderboardPage(items, None, vid)
+
+    def get_match(self, match_id: str) -> dict[str, Any]:
+        """The match as stored, with the explanation of its changes in the active version.
+
+        Raises:
+            NotFoundError: no match has this id.
+        """
+        rc = rating_changes.c
+        with self.db.read.connect() as conn:
+            row = conn.execute(select(matches).where(matches.c.match_id == match_id)).first()
+            if row is None:
+                raise NotFoundError(f"match {match_id!r} does not exist")
+            version = self._version(conn, self._active_id(conn))
+            result = None
+            if not row.voided:
+                before = {
+                    r.player_id: r.rating_before
+                    for r in conn.execute(
+                        select(rc.player_id, rc.rating_before).where(
+                            rc.version_id == version.id, rc.sequence == row.sequence
+                        )
+                    )
+                }
+                # Games played before this match: the rules that read it see what the writer saw.
+                games = {
+                    pid: n
+                    for pid, n in conn.execute(
+                        select(rc.player_id, func.count())
+                        .where(
+                            rc.version_id == version.id,
+                            rc.player_id.in_(list(before)),
+                            rc.sequence < row.sequence,
+                        )
+                        .group_by(rc.player_id)
+                    )
+                }
+                result = RatingState(before, games).rate(match_from_body(row.body), version.rules)
+        return match_view(
+            json.loads(row.body),
+            row.sequence,
+            row.played_at,
+            version,
+            result,
+            bool(row.voided),
+            row.void_reason,
+        )
+
+    def ledger_size(self) -> int:
+        """How many matches the ledger holds (voided ones included)."""
+        with self.db.read.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(matches)).scalar_one())
+
+    def ledger(self, *, include_voided: bool = False) -> Iterator[tuple[int, Match]]:
+        """Every match in sequence order as ``(sequence, match)``.
+
+        ``played_at`` is the posted time, or the time the service applied the match when none was
+        posted (a history file needs one).
+        """
+        with self.db.read.connect() as conn:
+            query = select(
+                matches.c.sequence, matches.c.body, matches.c.played_at, matches.c.created_at
+            ).order_by(matches.c.sequence)
+            if not include_voided:
+                query = query.where(matches.c.voided.is_(False))
+            rows = conn.execute(query).all()
+        for row in rows:
+            match = match_from_body(row.body)
+            stamp = row.played_at or row.created_at
+            when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+            match = dataclasses.replace(match, played_at=when)
+            yield row.sequence, match
+
+
+def _player_record(player_id: str, version_id: int, rows: list[tuple[Any, ...]]) -> PlayerRecord:
+    if not rows:
+        raise NotFoundError(f"player {player_id!r} has no rated match")
+    rating, played, last = rows[0]
+    return PlayerRecord(player_id, rating, played, last, version_id)
+
+
+def _leaderboard_page(rows: list[tuple[Any, ...]], version_id: int, rank: int, limit: int) -> LeaderboardPage:
+    items = [
+        {"rank": rank + n + 1, "player_id": r[0], "rating": r[1], "matches_played": r[2]}
+        for n, r in enumerate(rows[:limit])
+    ]
+    nxt = None
+    if len(rows) > limit:
+        last = items[-1]
+        nxt = encode_cursor(last["rating"], last["player_id"], last["rank"])
+    return LeaderboardPage(items, nxt, version_id)
+
+
+def _history_item(row: Any) -> dict[str, Any]:
+    """A history row in its JSON form."""
+    return {
+        "sequence": row.sequence,
+        "match_id": row.match_id,
+        "played_at": row.played_at,
+        "rating_before": row.rating_before,
+        "rating_after": row.rating_after,
+        "delta": row.rating_after - row.rating_before,
+    }
+
+
+def _check_limit(limit: int) -> None:
+    if isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
+        raise ValidationError("limit", f"must be within [1, {MAX_PAGE}]")

@@ -1,0 +1,118 @@
+"""The ledger's hand-written SQL: the write paths' statements and the hot reads.
+
+The hot paths talk to the driver directly (the SQLAlchemy statement and result layers cost the
+writer a fifth of its CPU, and building the recent-changes statement for 50 players cost more than
+running it). ``?`` is SQLite's placeholder and the one :meth:`Database.query` rewrites; ``%s`` /
+``%b`` are psycopg's. Everything else in the ledger uses SQLAlchemy Core on
+:mod:`sedma_elo.storage.schema`.
+"""
+
+from __future__ import annotations
+
+from .types import HistoryOrder
+
+__all__ = [
+    "LEADERBOARD_AFTER",
+    "LEADERBOARD_FIRST",
+    "PG_INSERT_CHANGES",
+    "PG_INSERT_MATCHES",
+    "PG_INSERT_PLAYERS",
+    "PG_LOCK_PLAYERS",
+    "PG_SEQUENCES",
+    "PG_STORED",
+    "PG_UPDATE_PLAYERS",
+    "PLAYER_SQL",
+    "SEARCH_SQL",
+    "SQLITE_INSERT_CHANGES",
+    "SQLITE_INSERT_MATCHES",
+    "SQLITE_INSERT_PLAYERS",
+    "SQLITE_UPDATE_PLAYERS",
+    "history_sql",
+]
+
+# PostgreSQL statements of the batch write path (see write_pg.py). Arrays travel in binary (%b):
+# the text format escaped every quote of the stored JSON, half the CPU of a batch.
+PG_STORED = "SELECT match_id, body_hash, response FROM matches WHERE match_id = ANY(%b)"
+PG_LOCK_PLAYERS = (
+    "SELECT player_id, rating, matches_played FROM player_ratings"
+    " WHERE version_id = (SELECT id FROM rating_versions WHERE active) AND player_id = ANY(%b)"
+    " ORDER BY player_id FOR UPDATE"
+)
+PG_SEQUENCES = (
+    "SELECT nextval('ledger_sequence') FROM generate_series(1,"
+    " %s - (SELECT count(*) FROM matches WHERE match_id = ANY(%b)))"
+)
+PG_INSERT_MATCHES = (
+    "INSERT INTO matches (sequence, match_id, body, body_hash, response, played_at, version_id, voided,"
+    " void_reason, created_at) SELECT u.*, %s, false, NULL, %s FROM unnest(CAST(%b AS bigint[]),"
+    " CAST(%b AS text[]), CAST(%b AS text[]), CAST(%b AS text[]), CAST(%b AS text[]),"
+    " CAST(%b AS text[])) AS u"
+)
+PG_INSERT_CHANGES = (
+    "INSERT INTO rating_changes (version_id, sequence, player_id, rating_before, rating_after)"
+    " SELECT %s, u.* FROM unnest(CAST(%b AS bigint[]), CAST(%b AS text[]), CAST(%b AS integer[]),"
+    " CAST(%b AS integer[])) AS u"
+)
+PG_INSERT_PLAYERS = (
+    "INSERT INTO player_ratings (version_id, player_id, rating, matches_played, last_sequence)"
+    " SELECT %s, u.* FROM unnest(CAST(%b AS text[]), CAST(%b AS integer[]), CAST(%b AS integer[]),"
+    " CAST(%b AS bigint[])) AS u"
+)
+PG_UPDATE_PLAYERS = (
+    "UPDATE player_ratings AS p SET rating = u.rating, matches_played = u.played, last_sequence = u.last"
+    " FROM unnest(CAST(%b AS text[]), CAST(%b AS integer[]), CAST(%b AS integer[]), CAST(%b AS bigint[]))"
+    " AS u(player_id, rating, played, last) WHERE p.version_id = %s AND p.player_id = u.player_id"
+)
+
+# SQLite statements of the batch write path (see write_sqlite.py).
+SQLITE_INSERT_MATCHES = (
+    "INSERT INTO matches (sequence, match_id, body, body_hash, response, played_at, version_id,"
+    " voided, void_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)"
+)
+SQLITE_INSERT_CHANGES = (
+    "INSERT INTO rating_changes (version_id, sequence, player_id, rating_before, rating_after)"
+    " VALUES (?, ?, ?, ?, ?)"
+)
+SQLITE_UPDATE_PLAYERS = (
+    "UPDATE player_ratings SET rating = ?, matches_played = ?, last_sequence = ?"
+    " WHERE version_id = ? AND player_id = ?"
+)
+SQLITE_INSERT_PLAYERS = (
+    "INSERT INTO player_ratings (version_id, player_id, rating, matches_played, last_sequence)"
+    " VALUES (?, ?, ?, ?, ?)"
+)
+
+# Reads (``?`` placeholders, for Database.query and AsyncReader.query).
+PLAYER_SQL = (
+    "SELECT rating, matches_played, last_sequence FROM player_ratings WHERE version_id = ? AND player_id = ?"
+)
+SEARCH_SQL = (
+    "SELECT player_id, rating, matches_played FROM player_ratings"
+    " WHERE version_id = ? AND player_id >= ? AND player_id < ? ORDER BY player_id LIMIT ?"
+)
+_LEADERBOARD = "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = ?"
+_LEADERBOARD_ORDER = " ORDER BY rating DESC, player_id LIMIT ?"
+#: The first leaderboard page; parameters: version id, limit.
+LEADERBOARD_FIRST = _LEADERBOARD + _LEADERBOARD_ORDER
+#: A later page, after a (rating, player id) key; parameters: version id, rating, rating, id, limit.
+LEADERBOARD_AFTER = _LEADERBOARD + " AND (rating < ? OR (rating = ? AND player_id > ?))" + _LEADERBOARD_ORDER
+
+_HISTORY_SELECT = (
+    "SELECT rc.player_id, rc.sequence, rc.rating_before, rc.rating_after, m.match_id, m.played_at"
+    " FROM rating_changes rc JOIN matches m ON m.sequence = rc.sequence"
+    " WHERE rc.version_id = {ph} AND rc.player_id = {player}"
+)
+
+
+def history_sql(order: HistoryOrder, bounded: bool, ph: str, player: str | None = None) -> str:
+    """One player's rating changes in ``order``, after (asc) or before (desc) a sequence if ``bounded``.
+
+    The one query behind :meth:`Ledger.player_history` and :meth:`Ledger.recent_changes`: a range of
+    the ``(version_id, player_id, sequence)`` index, read forwards or backwards. Parameters, with
+    ``ph`` the driver's placeholder: version id, player id (unless ``player`` names a column to
+    match instead), [bound,] limit.
+    """
+    sql = _HISTORY_SELECT.format(ph=ph, player=player or ph)
+    if order == "asc":
+        return sql + (f" AND rc.sequence > {ph}" if bounded else "") + f" ORDER BY rc.sequence LIMIT {ph}"
+    return sql + (f" AND rc.sequence < {ph}" if bounded else "") + f" ORDER BY rc.sequence DESC LIMIT {ph}"

@@ -1,0 +1,194 @@
+"""Changing ratings versions: void a match, re-rate the ledger under new rules, activate a version.
+
+Each takes the whole ledger exclusively (writes wait, reads go on) and rebuilds ratings from the
+ledger with the one fold (:class:`~sedma_elo.core.fold.RatingState`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from ...core.fold import RatingState
+from ...core.rules import Rules
+from ...errors import NotFoundError
+from ...storage.schema import matches, player_ratings, rating_changes, rating_versions
+from ..payload import match_from_body
+from .reads import ReadsMixin
+from .types import VersionInfo
+from .write_pg import write_players_pg
+from .write_sqlite import write_players_sqlite
+
+__all__ = ["VersionsMixin"]
+
+#: Rating changes inserted per statement by a rebuild.
+_CHUNK = 5000
+
+
+class VersionsMixin(ReadsMixin):
+    """Void, re-rate and activate."""
+
+    def void(self, match_id: str, reason: str = "") -> dict[str, Any]:
+        """Void a match and recompute every version from it on; return the match's view.
+
+        Voiding an already voided match changes nothing.
+
+        Raises:
+            NotFoundError: no match has this id.
+        """
+        with self.db.begin_write() as conn:
+            self._lock_ledger(conn)
+            row = conn.execute(
+                select(matches.c.sequence, matches.c.voided).where(matches.c.match_id == match_id)
+            ).first()
+            if row is None:
+                raise NotFoundError(f"match {match_id!r} does not exist")
+            if not row.voided:
+                conn.execute(
+                    update(matches)
+                    .where(matches.c.sequence == row.sequence)
+                    .values(voided=True, void_reason=reason[:500] or None)
+                )
+                for vid in conn.execute(select(rating_versions.c.id)).scalars().all():
+                    # An inactive version holds matches only up to its snapshot: rebuild no further.
+                    through = self._through(conn, int(vid))
+                    if through >= row.sequence:
+                        self._rebuild_from(conn, self._version(conn, int(vid)), row.sequence, through)
+        return self.get_match(match_id)
+
+    def rerate(self, rules: Rules, label: str | None = None, *, activate: bool = True) -> VersionInfo:
+        """Replay the whole non-voided ledger under ``rules`` into a new version; optionally activate it.
+
+        Runs in one transaction holding the ledger exclusively: writes wait, reads go on against the
+        old active version until the switch commits. A refused re-rate (the engine refuses a match
+        under ``rules``) leaves nothing behind.
+
+        Raises:
+            ValidationError: ``rules`` cannot rate the ledger (a rating out of range...).
+        """
+        with self.db.begin_write() as conn:
+            self._lock_ledger(conn)
+            # The new version is rebuilt from the answer of the insert, never through the version
+            # cache: if this transaction rolls back, SQLite hands its id to the next version.
+            version = self._insert_version(conn, rules, label or rules.label, active=False)
+            self._rebuild_from(conn, version, 0)
+            if activate:
+                self._switch(conn, version.id)
+        self._active = None
+        return next(v for v in self.versions() if v.id == version.id)
+
+    def activate(self, version_id: int) -> VersionInfo:
+        """Make ``version_id`` the active version (atomically; the previous one stays readable).
+
+        Raises:
+            NotFoundError: no such version.
+        """
+        with self.db.begin_write() as conn:
+            self._lock_ledger(conn)
+            version = self._version(conn, version_id)
+            # An inactive version received no new matches: catch it up with the ledger first.
+            self._rebuild_from(conn, version, self._through(conn, version_id) + 1)
+            self._switch(conn, version_id)
+        self._active = None
+        return next(v for v in self.versions() if v.id == version_id)
+
+    @staticmethod
+    def _through(conn: Connection, version_id: int) -> int:
+        """The last sequence applied to a version: it holds every non-voided match up to there."""
+        last = conn.execute(
+            select(func.max(rating_changes.c.sequence)).where(rating_changes.c.version_id == version_id)
+        ).scalar()
+        return int(last or 0)
+
+    @staticmethod
+    def _switch(conn: Connection, version_id: int) -> None:
+        conn.execute(update(rating_versions).where(rating_versions.c.id != version_id).values(active=False))
+        conn.execute(update(rating_versions).where(rating_versions.c.id == version_id).values(active=True))
+
+    def _rebuild_from(
+        self, conn: Connection, version: VersionInfo, start: int, end: int | None = None
+    ) -> None:
+        """Recompute ``version`` for every non-voided match with ``start <= sequence <= end``.
+
+        ``end`` (default: the whole ledger) lets a void rebuild an inactive version only as far as
+        its snapshot goes (:meth:`_through`); activation catches it up later.
+        """
+        vid = version.id
+        rc, pr = rating_changes.c, player_ratings.c
+        # Roll every touched player back to where they stood before ``start``.
+        firsts = conn.execute(
+            select(rc.player_id, func.min(rc.sequence).label("first"))
+            .where(rc.version_id == vid, rc.sequence >= start)
+            .group_by(rc.player_id)
+        ).all()
+        for pid, first in firsts:
+            before = conn.execute(
+                select(rc.rating_before).where(
+                    rc.version_id == vid, rc.player_id == pid, rc.sequence == first
+                )
+            ).scalar_one()
+            earlier = conn.execute(
+                select(func.count(), func.max(rc.sequence)).where(
+                    rc.version_id == vid, rc.player_id == pid, rc.sequence < start
+                )
+            ).one()
+            if earlier[0] == 0:
+                conn.execute(delete(player_ratings).where(pr.version_id == vid, pr.player_id == pid))
+            else:
+                conn.execute(
+                    update(player_ratings)
+                    .where(pr.version_id == vid, pr.player_id == pid)
+                    .values(rating=before, matches_played=earlier[0], last_sequence=earlier[1])
+                )
+        conn.execute(delete(rating_changes).where(rc.version_id == vid, rc.sequence >= start))
+
+        state = RatingState()
+        ratings, played = state.ratings, state.games
+        known: set[str] = set()
+        last_seq: dict[str, int] = {}
+        rows = conn.execute(
+            select(matches.c.sequence, matches.c.body)
+            .where(
+                matches.c.sequence >= start,
+                matches.c.sequence <= (end if end is not None else 2**62),
+                matches.c.voided.is_(False),
+            )
+            .order_by(matches.c.sequence)
+        ).all()
+        chunk: list[dict[str, Any]] = []
+        for row in rows:
+            match = match_from_body(row.body)
+            missing = [p for p in match.players if p not in ratings and p not in played]
+            if missing:
+                # A player's standing before ``start`` (rating and games played) comes from the table.
+                for r in conn.execute(
+                    select(pr.player_id, pr.rating, pr.matches_played).where(
+                        pr.version_id == vid, pr.player_id.in_(missing)
+                    )
+                ):
+                    ratings[r.player_id] = r.rating
+                    played[r.player_id] = r.matches_played
+                    known.add(r.player_id)
+                for p in missing:
+                    played.setdefault(p, 0)
+            result = state.apply(match, version.rules)
+            for change in result.changes:
+                last_seq[change.player_id] = row.sequence
+                chunk.append(
+                    {
+                        "version_id": vid,
+                        "sequence": row.sequence,
+                        "player_id": change.player_id,
+                        "rating_before": change.rating_before,
+                        "rating_after": change.rating_after,
+                    }
+                )
+            if len(chunk) >= _CHUNK:
+                conn.execute(insert(rating_changes), chunk)
+                chunk = []
+        if chunk:
+            conn.execute(insert(rating_changes), chunk)
+        raw: Any = conn.connection.driver_connection  # psycopg or sqlite3, as the dialect says
+        write_players = write_players_pg if self._pg else write_players_sqlite
+        write_players(raw, vid, ratings, played, last_seq, known)

@@ -1,0 +1,117 @@
+"""The PostgreSQL write path: one batch in one transaction of two round trips (psycopg pipeline mode).
+
+The first round trip takes the locks and reads (active version, stored ids, the players' rows
+``FOR UPDATE`` in player id order, then the sequences); the second writes and commits. Statements
+run in the order sent, so every sequence is still taken with the players locked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from ...errors import NotFoundError
+from ..payload import Submission
+from .base import LedgerBase
+from .batch import Batch, BatchRows, TryAgain, rate_batch
+from .sql import (
+    PG_INSERT_CHANGES,
+    PG_INSERT_MATCHES,
+    PG_INSERT_PLAYERS,
+    PG_LOCK_PLAYERS,
+    PG_SEQUENCES,
+    PG_STORED,
+    PG_UPDATE_PLAYERS,
+)
+from .types import ApplyOutcome
+
+__all__ = ["apply_pg", "write_players_pg"]
+
+
+def apply_pg(
+    ledger: LedgerBase, raw: psycopg.Connection[Any], subs: Sequence[Submission]
+) -> list[ApplyOutcome]:
+    """Apply ``subs`` in one PostgreSQL transaction on ``raw``.
+
+    Raises:
+        TryAgain: another process stored one of the batch's ids between two of its reads.
+    """
+    ids = list(dict.fromkeys(s.match_id for s in subs))
+    players = sorted({p for s in subs for p in s.match.players})
+    with raw.pipeline(), raw.transaction():
+        # Conflicts with void/re-rate's EXCLUSIVE lock, so the active version read is current.
+        raw.execute("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
+        active_cur = raw.execute("SELECT id FROM rating_versions WHERE active")
+        stored_cur = raw.execute(PG_STORED, (ids,))
+        players_cur = raw.execute(PG_LOCK_PLAYERS, (players,))
+        seq_cur = raw.execute(PG_SEQUENCES, (len(ids), ids))
+        active = active_cur.fetchone()  # the pipeline's first sync: one round trip
+        if active is None:
+            raise NotFoundError("there is no active ratings version")
+        version = ledger._version_raw(raw, int(active[0]))
+        batch = Batch(subs, {r[0]: (r[1], r[2]) for r in stored_cur.fetchall()})
+        ratings = {}
+        played = {}
+        for pid, rating, count in players_cur.fetchall():
+            ratings[pid] = rating
+            played[pid] = count
+        known = set(ratings)
+        sequences = sorted(int(r[0]) for r in seq_cur.fetchall())
+        if len(sequences) < len(batch.todo):
+            raise TryAgain("a match of the batch was stored concurrently")
+        rows_out = rate_batch(batch, version, ratings, played, sequences)
+        if rows_out.matches:
+            _write_rows(raw, version.id, rows_out)
+            write_players_pg(raw, version.id, ratings, played, rows_out.last_seq, known)
+    return batch.settle()
+
+
+def _write_rows(raw: psycopg.Connection[Any], version_id: int, rows: BatchRows) -> None:
+    """Insert a rated batch's ledger rows and rating changes: one statement per table over arrays
+    (fixed texts that psycopg prepares once per connection)."""
+    m = rows.matches
+    created_at = m[0][7]  # one timestamp for the whole batch
+    raw.execute(
+        PG_INSERT_MATCHES,
+        (
+            version_id,
+            created_at,
+            [r[0] for r in m],
+            [r[1] for r in m],
+            [r[2] for r in m],
+            [r[3] for r in m],
+            [r[4] for r in m],
+            [r[5] for r in m],
+        ),
+    )
+    c = rows.changes
+    raw.execute(
+        PG_INSERT_CHANGES,
+        (version_id, [r[1] for r in c], [r[2] for r in c], [r[3] for r in c], [r[4] for r in c]),
+    )
+
+
+def write_players_pg(
+    raw: psycopg.Connection[Any],
+    version_id: int,
+    ratings: dict[str, int],
+    played: dict[str, int],
+    last_seq: dict[str, int],
+    known: set[str],
+) -> None:
+    """Store rating, count and last sequence of every player in ``last_seq`` (``known`` ones updated).
+
+    One statement per kind over arrays instead of one per player; players go in id order, so
+    concurrent inserts cannot deadlock.
+    """
+    ordered = sorted(last_seq)
+    old = [p for p in ordered if p in known]
+    new = [p for p in ordered if p not in known]
+    if old:
+        columns = ([ratings[p] for p in old], [played[p] for p in old], [last_seq[p] for p in old])
+        raw.execute(PG_UPDATE_PLAYERS, (old, *columns, version_id))
+    if new:
+        columns = ([ratings[p] for p in new], [played[p] for p in new], [last_seq[p] for p in new])
+        raw.execute(PG_INSERT_PLAYERS, (version_id, new, *columns))

@@ -1,0 +1,97 @@
+"""The SQLite write path: one batch in one ``BEGIN IMMEDIATE`` transaction under the write lock.
+
+Driver-level statements on the writer's held sqlite3 connection: the SQLAlchemy layers cost the
+writer a fifth of its CPU here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Sequence
+
+from ...errors import NotFoundError
+from ..payload import Submission
+from .base import LedgerBase
+from .batch import Batch, rate_batch
+from .sql import SQLITE_INSERT_CHANGES, SQLITE_INSERT_MATCHES, SQLITE_INSERT_PLAYERS, SQLITE_UPDATE_PLAYERS
+from .types import ApplyOutcome
+
+__all__ = ["apply_sqlite", "write_players_sqlite"]
+
+
+def apply_sqlite(
+    ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission]
+) -> list[ApplyOutcome]:
+    """Apply ``subs`` in one SQLite transaction on ``raw``, holding the database's write lock."""
+    with ledger.db.write_lock or contextlib.nullcontext():
+        raw.execute("BEGIN IMMEDIATE")
+        try:
+            outcomes = _apply_in(ledger, raw, subs)
+            raw.execute("COMMIT")
+        except BaseException:
+            if raw.in_transaction:
+                raw.rollback()
+            raise
+    return outcomes
+
+
+def _apply_in(ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+    active = raw.execute("SELECT id FROM rating_versions WHERE active").fetchone()
+    if active is None:
+        raise NotFoundError("there is no active ratings version")
+    version = ledger._version_raw(raw, int(active[0]))
+    ids = list({s.match_id for s in subs})
+    stored = {
+        row[0]: (row[1], row[2])
+        for row in raw.execute(
+            "SELECT match_id, body_hash, response FROM matches"
+            f" WHERE match_id IN ({', '.join('?' * len(ids))})",
+            ids,
+        )
+    }
+    batch = Batch(subs, stored)
+    players = sorted({p for i in batch.todo for p in subs[i].match.players})
+    ratings: dict[str, int] = {}
+    played: dict[str, int] = {}
+    if players:
+        # ORDER BY player_id steers SQLite to the primary key; without it the planner scanned the
+        # whole version through the rank index (a 3x slower write path at 100,000 players).
+        rows = raw.execute(
+            "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = ?"
+            f" AND player_id IN ({', '.join('?' * len(players))}) ORDER BY player_id",
+            (version.id, *players),
+        )
+        for pid, rating, count in rows:
+            ratings[pid] = rating
+            played[pid] = count
+    known = set(ratings)
+    # The sequence is taken only now, with the database's write lock held.
+    top = int(raw.execute("SELECT coalesce(max(sequence), 0) FROM matches").fetchone()[0])
+    sequences = range(top + 1, top + 1 + len(batch.todo))
+    out = rate_batch(batch, version, ratings, played, sequences)
+    if out.matches:
+        raw.executemany(SQLITE_INSERT_MATCHES, out.matches)
+        raw.executemany(SQLITE_INSERT_CHANGES, out.changes)
+        write_players_sqlite(raw, version.id, ratings, played, out.last_seq, known)
+    return batch.settle()
+
+
+def write_players_sqlite(
+    raw: sqlite3.Connection,
+    version_id: int,
+    ratings: dict[str, int],
+    played: dict[str, int],
+    last_seq: dict[str, int],
+    known: set[str],
+) -> None:
+    """Store rating, count and last sequence of every player in ``last_seq`` (``known`` ones updated)."""
+    ordered = sorted(last_seq)
+    raw.executemany(
+        SQLITE_UPDATE_PLAYERS,
+        [(ratings[p], played[p], last_seq[p], version_id, p) for p in ordered if p in known],
+    )
+    raw.executemany(
+        SQLITE_INSERT_PLAYERS,
+        [(version_id, p, ratings[p], played[p], last_seq[p]) for p in ordered if p not in known],
+    )

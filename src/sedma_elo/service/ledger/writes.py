@@ -1,0 +1,147 @@
+"""Applying matches: the writer's session (held connection, retries) and the batch entry points.
+
+Guarantees: a batch of matches is applied in one transaction (ledger rows, rating changes and
+ratings commit together or not at all); a ``match_id`` is stored once, a repeat with the same
+canonical body gets the stored response and one with a different body a
+:class:`~sedma_elo.errors.ConflictError`; ``sequence`` is taken with the players' rows locked, so
+matches sharing a player get sequences in the order they were applied.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+import psycopg
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import PoolProxiedConnection
+
+from ...core.model import Match
+from ..payload import Submission, submission_from_match
+from .base import LedgerBase
+from .batch import TryAgain, is_retryable
+from .types import ApplyOutcome, ImportReport
+from .write_pg import apply_pg
+from .write_sqlite import apply_sqlite
+
+__all__ = ["WriterSession", "WritesMixin"]
+
+_log = logging.getLogger("sedma_elo.service.ledger")
+_RETRIES = 20
+
+
+class WriterSession:
+    """One writer's database connection, held across batches: no pool checkout (or ping) per batch.
+
+    :meth:`apply` has the contract of :meth:`Ledger.apply`. One session per thread; get one from
+    :meth:`Ledger.writer_session`, which closes it.
+    """
+
+    def __init__(self, ledger: LedgerBase) -> None:
+        self.ledger = ledger
+        self._conn: PoolProxiedConnection | None = None
+
+    def close(self) -> None:
+        """Return the connection to the pool."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def apply(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+        """See :meth:`Ledger.apply`."""
+        if not submissions:
+            return []
+        try:
+            return self._apply_with_retry(submissions)
+        except Exception:
+            if len(submissions) == 1:
+                raise
+        outcomes = []
+        for sub in submissions:
+            try:
+                outcomes.append(self._apply_with_retry([sub])[0])
+            except Exception as exc:  # only this match fails (answered 500); the others stand
+                outcomes.append(ApplyOutcome("error", failure=exc))
+        return outcomes
+
+    def _apply_with_retry(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+        for attempt in range(_RETRIES):
+            try:
+                return self._apply_once(submissions)
+            except (DBAPIError, psycopg.Error, sqlite3.Error, TryAgain) as exc:
+                if attempt == _RETRIES - 1 or not is_retryable(exc):
+                    raise
+                _log.info("retrying a batch of %d: %s", len(submissions), str(exc).splitlines()[0])
+                time.sleep(0.002 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _apply_once(self, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+        if self._conn is None:
+            self._conn = self.ledger.db.write.raw_connection()
+        raw = self._conn.driver_connection
+        if isinstance(raw, sqlite3.Connection):
+            return apply_sqlite(self.ledger, raw, subs)
+        assert isinstance(raw, psycopg.Connection)
+        try:
+            return apply_pg(self.ledger, raw, subs)
+        except psycopg.Error as exc:
+            if raw.broken:  # e.g. the server restarted: a new connection may well succeed
+                self._conn.invalidate()
+                self._conn = None
+                raise TryAgain("the database connection was lost") from exc
+            raise
+
+
+class WritesMixin(LedgerBase):
+    """Applying batches of matches (the path of ``POST /v1/matches`` and of ``import``)."""
+
+    def apply(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+        """Apply a batch of matches in one transaction, in the given order; never raises for one bad match.
+
+        A repeated ``match_id`` (stored before or earlier in the batch) gets ``repeat`` when its
+        canonical body is equal and a :class:`ConflictError` otherwise. If the batch transaction
+        fails as a whole, each match is retried in a transaction of its own so that one bad match
+        cannot fail the others.
+        """
+        with self.writer_session() as session:
+            return session.apply(submissions)
+
+    @contextmanager
+    def writer_session(self) -> Iterator[WriterSession]:
+        """A :class:`WriterSession` on this ledger, closed (its connection returned) at the end."""
+        session = WriterSession(self)
+        try:
+            yield session
+        finally:
+            session.close()
+
+    def import_matches(self, items: Iterable[Match], batch: int = 1000) -> ImportReport:
+        """Apply matches through the same path as ``POST /v1/matches``, ``batch`` per transaction.
+
+        Matches already in the ledger with the same body count as repeats; a different body under a
+        known ``match_id`` is a conflict and is skipped (listed in the report), as are matches the
+        engine refuses.
+        """
+        report = ImportReport()
+        pending: list[Submission] = []
+
+        def flush() -> None:
+            for sub, outcome in zip(pending, self.apply(pending), strict=True):
+                if outcome.status == "created":
+                    report.created += 1
+                elif outcome.status == "repeat":
+                    report.repeated += 1
+                else:
+                    report.refused.append(f"{sub.match_id}: {outcome.error}")
+            pending.clear()
+
+        for match in items:
+            pending.append(submission_from_match(match))
+            if len(pending) >= batch:
+                flush()
+        if pending:
+            flush()
+        return report
