@@ -25,9 +25,11 @@ __all__ = [
     "MIN_RATING",
     "RELATIONS",
     "TABLES",
+    "TABLE_DOCS",
     "TIER_TUNING",
     "Coefficient",
     "Relation",
+    "SearchParam",
     "TierTuning",
     "Tune",
     "by_key",
@@ -284,6 +286,24 @@ RELATIONS: tuple[Relation, ...] = (
     Relation("update.floor", "initial_rating", False, "update.floor"),
     Relation("margin.min", "margin.max", False, "margin.max"),
 )
+
+#: One paragraph per TOML table, for ``rules init`` and the docs.
+TABLE_DOCS: Mapping[str, str] = {
+    "k_factor": "K: how far one match can move a rating. A rating below tiers[i].below (and not below an "
+    "earlier boundary) uses tiers[i].k; a boundary belongs to the higher tier. Ratings at or above the last "
+    "boundary use top. Tiers must be sorted by 'below'. mode combines this K with K by games played.",
+    "bonus": "Bonus per round won as a 16er (all 8 points), as a 24er (every trick) and with 4 and last "
+    "(4:4 on points, last trick), each capped at its max_*. A losing player keeps loser_scale of their "
+    "bonus; on a draw each player keeps draw_scale of theirs.",
+    "malus": "Each bad move subtracts per_bad_move from the score, at most max in total.",
+    "score": "base + bonus - malus is clamped to [min, max] (the adjusted score).",
+    "teams": "Two against two: each player is updated with their own K and statistics; the expected score "
+    "compares the teams' ratings.",
+    "update": "Variants of the update itself. Every new rating is also kept in "
+    f"[{MIN_RATING}, {MAX_RATING}].",
+    "margin": "Margin of victory: both players' K is multiplied by clamp(1 + scale * (D_winner - D_loser), "
+    "min, max), where a side's dominance D weighs its counts.",
+}
 
 #: How the tuner searches the tiers (their K bounds reuse ``k_factor.tiers``' declaration).
 TIER_TUNING = TierTuning()

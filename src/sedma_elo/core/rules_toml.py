@@ -8,16 +8,24 @@ to a :class:`~sedma_elo.core.rules.Rules` attribute all come from
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import RulesError
-from .coefficients import COEFFICIENTS, TABLES
+from .coefficients import COEFFICIENTS, TABLES, TIER_TUNING, SearchParam, by_key
 from .rules import REFERENCE_RULES, KTier, Rules, value_of
 
-__all__ = ["dump_toml", "load_rules", "rules_from_mapping", "rules_from_toml", "rules_to_dict"]
+__all__ = [
+    "dump_toml",
+    "load_rules",
+    "point_of",
+    "rules_from_mapping",
+    "rules_from_point",
+    "rules_from_toml",
+    "rules_to_dict",
+]
 
 _TOP_KEYS = TABLES[""]
 _SUB_TABLES = {table: keys for table, keys in TABLES.items() if table}
@@ -169,3 +177,63 @@ def dump_toml(data: Mapping[str, Any]) -> str:
         lines.append(f"[{key}]")
         lines.extend(f"{k} = {_toml_value(v)}" for k, v in table.items())
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- tuning points
+def rules_from_point(
+    point: Mapping[str, float | str], base: Rules = REFERENCE_RULES, name: str = "tuned"
+) -> Rules:
+    """The rule set a point of :func:`~sedma_elo.core.coefficients.search_space` stands for.
+
+    Keys are TOML keys (``bonus.per_16``) plus the tier parameters of
+    :data:`~sedma_elo.core.coefficients.TIER_TUNING`; missing keys keep ``base``'s values.
+
+    Raises:
+        RulesError: the point gives invalid rules (cannot happen inside the bounds).
+    """
+    data: dict[str, Any] = {"name": name, "description": base.description}
+    for key, value in point.items():
+        if key.startswith("k_factor.tiers["):
+            continue
+        table, _, sub = key.rpartition(".")
+        if by_key(key).kind == "int":
+            value = int(value)
+        (data.setdefault(table, {}) if table else data)[sub] = value
+    if "k_factor.tiers[0].k" in point:
+        below = int(point.get("initial_rating", base.initial_rating)) + int(point["k_factor.tiers[0].offset"])
+        tiers = []
+        for i in range(len(TIER_TUNING.k)):
+            if i:
+                below += int(point[f"k_factor.tiers[{i}].width"])
+            tiers.append({"below": below, "k": int(point[f"k_factor.tiers[{i}].k"])})
+        data.setdefault("k_factor", {})["tiers"] = tiers
+    return rules_from_mapping(data, base)
+
+
+def point_of(rules: Rules, space: Sequence[SearchParam]) -> dict[str, float | str]:
+    """The point of ``space`` closest to ``rules`` (values clamped into each range)."""
+    known: dict[str, Any] = {}
+    for key, value in rules_to_dict(rules).items():
+        if isinstance(value, dict):
+            known |= {f"{key}.{sub}": v for sub, v in value.items()}
+        else:
+            known[key] = value
+    tiers = rules.k_tiers
+    if len(tiers) == len(TIER_TUNING.k):
+        known["k_factor.tiers[0].offset"] = tiers[0].below - rules.initial_rating
+        for i, tier in enumerate(tiers):
+            known[f"k_factor.tiers[{i}].k"] = tier.k
+            if i:
+                known[f"k_factor.tiers[{i}].width"] = tier.below - tiers[i - 1].below
+    out: dict[str, float | str] = {}
+    for p in space:
+        value = known.get(p.name)
+        if value is None:
+            continue
+        if p.choices:
+            if value in p.choices:
+                out[p.name] = value
+        elif not isinstance(value, str):
+            value = min(max(float(value), p.low), p.high)
+            out[p.name] = round(value) if p.integer else value
+    return out
