@@ -95,14 +95,25 @@ def test_expected_scores_are_the_engine_ones() -> None:
         assert result.record.expected[0, 0] == 1.0 / (1.0 + math.pow(10.0, diff / 400.0))
 
 
-def test_out_of_range_rating_is_refused_like_rate() -> None:
-    """A rating pushed above MAX_RATING makes the next match fail naming the player, as rate does."""
+def test_updates_stay_in_the_rating_range_like_rate() -> None:
+    """A win at MAX_RATING keeps the rating at MAX_RATING (kernel and rate), so later matches still rate."""
     matches = [Match.single("top", "x", "a", match_id="m1"), Match.single("top", "y", "a", match_id="m2")]
     start = {"top": MAX_RATING, "x": MAX_RATING, "y": MAX_RATING}
+    expected = _oracle(matches, REFERENCE_RULES, start)
+    result = replay(matches, initial_ratings=start, record=True, method="kernel")
+    assert result.record is not None
+    assert result.record.after[:, 0].tolist() == [MAX_RATING, MAX_RATING]
+    assert [row[2] for row in expected] == [MAX_RATING, MAX_RATING]
+
+
+def test_out_of_range_starting_rating_is_refused_like_rate() -> None:
+    """A starting rating above MAX_RATING is refused naming the player, as rate refuses it."""
+    history = HistoryArrays.from_matches([Match.single("top", "x", "a", match_id="m1")])
+    ratings = np.array([MAX_RATING + 1, 1000], dtype=np.int64)
     with pytest.raises(ValidationError) as from_rate:
-        _oracle(matches, REFERENCE_RULES, start)
+        rate(history.to_matches()[0], {"top": MAX_RATING + 1})
     with pytest.raises(ValidationError) as from_kernel:
-        replay(matches, initial_ratings=start, method="kernel")
+        run_kernel(history, REFERENCE_RULES, ratings, np.zeros(2, dtype=np.int64))
     assert from_kernel.value.field == from_rate.value.field == "ratings.top"
 
 

@@ -28,8 +28,8 @@ FloatArray = npt.NDArray[np.float64]
 def _replay(table: MatchTable, rules: Rules) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """Win probability of side a, pre-match ratings of both sides, and final ratings.
 
-    Uses :func:`sedma_elo.batch.replay.replay` (the batch kernel on large histories, a loop of
-    :func:`sedma_elo.core.engine.rate` on small ones; the two agree exactly).
+    Uses :func:`sedma_elo.batch.replay.replay` (the batch kernel on large histories, the
+    fold of :mod:`sedma_elo.core.fold` on small ones; the two agree exactly).
     """
     if table.history is None:
         raise ValidationError(

@@ -14,8 +14,9 @@ Generative model (all randomness from one ``numpy`` generator with a fixed seed)
 * Bad moves: each player makes ``Poisson(bad_rate * exp(-theta / 400))`` per match, so weaker
   players make more.
 
-The matches are rated with the engine (:func:`sedma_elo.core.engine.rate`) through the same
-forecaster the backtest uses, so the rule set under test is exactly the one the service runs.
+The matches are rated with the engine (the fold of :mod:`sedma_elo.core.fold`, or the kernel that
+agrees with it) through the same forecaster the backtest uses, so the rule set under test is
+exactly the one the service runs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.engine import rate
+from ..core.fold import RatingState
 from ..core.model import Match, PlayerStats, Winner
 from ..core.rules import REFERENCE_RULES, Rules
 from ..errors import ValidationError
@@ -194,7 +195,8 @@ def losing_well_gain(rules: Rules = REFERENCE_RULES) -> tuple[int, int]:
     """(gain of a loss with every bonus at its cap over a plain loss, gain of a plain win).
 
     Both between two established players (:data:`ESTABLISHED_GAMES` games each, for rules whose K
-    depends on games played) at the initial rating, computed with :func:`sedma_elo.core.engine.rate`.
+    depends on games played) at the initial rating, rated against one
+    :class:`~sedma_elo.core.fold.RatingState` (not committed).
     """
 
     def enough(per: float, cap: float) -> int:
@@ -206,11 +208,10 @@ def losing_well_gain(rules: Rules = REFERENCE_RULES) -> tuple[int, int]:
         won_by_4_and_last=enough(rules.bonus_4_and_last.per_round, rules.bonus_4_and_last.cap),
     )
     r0 = rules.initial_rating
-    ratings = {"x": r0, "y": r0}
-    games = {"x": ESTABLISHED_GAMES, "y": ESTABLISHED_GAMES}
+    state = RatingState.of({"x": r0, "y": r0}, {"x": ESTABLISHED_GAMES, "y": ESTABLISHED_GAMES})
 
     def delta(match: Match) -> int:
-        return rate(match, ratings, rules, games_played=games)["x"].delta
+        return state.rate(match, rules)["x"].delta
 
     good_loss = delta(Match.single("x", "y", "b", best, PlayerStats()))
     plain_loss = delta(Match.single("x", "y", "b"))

@@ -22,13 +22,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import optuna
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
-from ..core.rules import REFERENCE_RULES, BonusRule, KTier, Rules
+from ..core.coefficients import SearchParam
+from ..core.coefficients import search_space as declared_search_space
+from ..core.rules import REFERENCE_RULES, Rules
+from ..core.rules_toml import point_of, rules_from_point
 from ..errors import SedmaEloError, ValidationError
 from .forecast import Forecaster
 from .metrics import Split, score_forecasts
@@ -38,83 +40,20 @@ from .table import MatchTable
 __all__ = ["Param", "TuneResult", "rules_from_params", "search_space", "tune_rules", "validation_loss"]
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
-    """One tuned coefficient: name and bounds, on a log scale, as an int, or among ``choices``."""
-
-    name: str
-    low: float = 0.0
-    high: float = 0.0
-    log: bool = False
-    integer: bool = False
-    choices: tuple[str, ...] = ()
+#: One dimension of the search space (declared in :mod:`sedma_elo.core.coefficients`).
+Param = SearchParam
 
 
 def search_space() -> tuple[Param, ...]:
-    """The bounded search space over the rules' coefficients (documented in ``docs/analysis.md``).
+    """The bounded search space over the rules' coefficients, named by TOML key.
 
-    * K: the rating tiers (the K of each tier and the boundaries relative to the initial rating),
-      the games-played curve ``a / (games + b) ** c`` floored at ``games_min``, how the two are
-      combined (``k_mode``), and a multiplier for a player's first games.
-    * Score: the bonus per round and cap of each kind, the share a loser keeps, the malus per bad
-      move and its cap, and the highest adjusted score (above 1 lets a dominant win count more).
-    * Margin of victory: K multiplied by ``clamp(1 + scale * (D_winner - D_loser), 0, max)`` with
-      the weights of 16ers, 24ers, 4-and-last wins and bad moves in the dominance ``D``.
+    Derived from the coefficient declarations (:func:`sedma_elo.core.coefficients.search_space`;
+    the ranges are in the table of ``docs/rules.md``): the K tiers (K of each, the first boundary
+    relative to the initial rating, the next ones as widths), the games-played curve and how it
+    combines with the tiers, the new-player multiplier, the bonuses and caps, the loser's share,
+    the malus, the highest adjusted score and the margin of victory.
     """
-    return (
-        Param("initial_rating", 1000, 1500, integer=True),
-        Param("k_mode", choices=("rating", "games", "min", "max")),
-        Param("k_new", 16, 80, integer=True),
-        Param("k_mid", 12, 64, integer=True),
-        Param("k_high", 8, 48, integer=True),
-        Param("k_top", 4, 40, integer=True),
-        Param("tier_1_offset", -200, 400, integer=True),
-        Param("tier_2_width", 50, 800, integer=True),
-        Param("tier_3_width", 50, 800, integer=True),
-        Param("k_games_a", 50.0, 800.0, log=True),
-        Param("k_games_b", 1.0, 50.0, log=True),
-        Param("k_games_c", 0.1, 0.8),
-        Param("k_games_min", 0.0, 30.0),
-        Param("k_new_player_games", 0, 30, integer=True),
-        Param("k_new_player_multiplier", 1.0, 3.0),
-        Param("per_16", 0.0, 0.2),
-        Param("per_24", 0.0, 0.3),
-        Param("per_4_and_last", 0.0, 0.1),
-        Param("max_16", 0.0, 0.5),
-        Param("max_24", 0.0, 0.5),
-        Param("max_4_and_last", 0.0, 0.5),
-        Param("loser_scale", 0.0, 1.0),
-        Param("malus_per_bad_move", 0.0, 0.03),
-        Param("malus_cap", 0.0, 0.3),
-        Param("score_max", 1.0, 1.5),
-        Param("margin_scale", 0.0, 0.3),
-        Param("margin_weight_16", 0.0, 2.0),
-        Param("margin_weight_24", 0.0, 3.0),
-        Param("margin_weight_4_and_last", -2.0, 1.0),
-        Param("margin_weight_bad_moves", -0.5, 0.5),
-        Param("margin_max", 1.0, 3.0),
-    )
-
-
-#: Search-space names that are Rules attributes of the same name.
-_DIRECT = (
-    "k_mode",
-    "k_games_a",
-    "k_games_b",
-    "k_games_c",
-    "k_games_min",
-    "k_new_player_games",
-    "k_new_player_multiplier",
-    "malus_per_bad_move",
-    "malus_cap",
-    "score_max",
-    "margin_scale",
-    "margin_weight_16",
-    "margin_weight_24",
-    "margin_weight_4_and_last",
-    "margin_weight_bad_moves",
-    "margin_max",
-)
+    return declared_search_space()
 
 
 def rules_from_params(
@@ -125,31 +64,7 @@ def rules_from_params(
     Raises:
         RulesError: the point gives invalid rules (cannot happen inside the bounds).
     """
-    num = {k: v for k, v in params.items() if not isinstance(v, str)}
-    init = int(num.get("initial_rating", base.initial_rating))
-    changes: dict[str, Any] = {"name": name, "initial_rating": init}
-    if "k_new" in num:
-        b1 = init + int(num["tier_1_offset"])
-        b2 = b1 + int(num["tier_2_width"])
-        b3 = b2 + int(num["tier_3_width"])
-        changes["k_tiers"] = (
-            KTier(b1, int(num["k_new"])),
-            KTier(b2, int(num["k_mid"])),
-            KTier(b3, int(num["k_high"])),
-        )
-        changes["k_top"] = int(num["k_top"])
-    for kind, attr in (("16", "bonus_16"), ("24", "bonus_24"), ("4_and_last", "bonus_4_and_last")):
-        old: BonusRule = getattr(base, attr)
-        per = float(num.get(f"per_{kind}", old.per_round))
-        cap = float(num.get(f"max_{kind}", old.cap))
-        changes[attr] = BonusRule(per, cap)
-    if "loser_scale" in num:
-        changes["loser_bonus_scale"] = float(num["loser_scale"])
-    for key in _DIRECT:
-        if key in params:
-            value = params[key]
-            changes[key] = value if isinstance(value, str) else type(getattr(base, key))(value)
-    return base.replace(**changes)
+    return rules_from_point(params, base, name)
 
 
 def validation_loss(
@@ -328,37 +243,4 @@ def _optimize_in_processes(
 
 def _params_of(rules: Rules, space: Sequence[Param]) -> dict[str, float | str]:
     """The point of ``space`` closest to ``rules`` (used to enqueue the starting rules)."""
-    init = rules.initial_rating
-    known: dict[str, float | str] = {"initial_rating": init, "k_top": rules.k_top}
-    if len(rules.k_tiers) == 3:
-        t1, t2, t3 = rules.k_tiers
-        known |= {
-            "k_new": t1.k,
-            "k_mid": t2.k,
-            "k_high": t3.k,
-            "tier_1_offset": t1.below - init,
-            "tier_2_width": t2.below - t1.below,
-            "tier_3_width": t3.below - t2.below,
-        }
-    known |= {
-        "per_16": rules.bonus_16.per_round,
-        "per_24": rules.bonus_24.per_round,
-        "per_4_and_last": rules.bonus_4_and_last.per_round,
-        "max_16": rules.bonus_16.cap,
-        "max_24": rules.bonus_24.cap,
-        "max_4_and_last": rules.bonus_4_and_last.cap,
-        "loser_scale": rules.loser_bonus_scale,
-    }
-    known |= {key: getattr(rules, key) for key in _DIRECT}
-    out: dict[str, float | str] = {}
-    for p in space:
-        if p.name not in known:
-            continue
-        value = known[p.name]
-        if p.choices:
-            if value in p.choices:
-                out[p.name] = value
-        elif not isinstance(value, str):
-            value = min(max(float(value), p.low), p.high)
-            out[p.name] = round(value) if p.integer else value
-    return out
+    return point_of(rules, space)

@@ -13,12 +13,30 @@ import math
 import numpy as np
 from numba import njit
 
-# Indices into the float parameter arrays (``p32`` holds the same first 18 values as float32).
-_PER16, _CAP16, _PER24, _CAP24, _PER4, _CAP4, _MALUS, _MALUS_CAP, _LOSER, _DRAW, _SMIN, _SMAX = range(12)
-_BASE, _SCALE = 12, 15  # base score, then bonus share, of a win, a loss and a draw
-_NEW_MULT, _M_SCALE, _W16, _W24, _W4, _WBAD, _M_MIN, _M_MAX = range(18, 26)
-# Indices into the int parameter array.
-_F32, _HALF_UP, _KMODE, _NEW_GAMES, _ZERO_SUM, _HAS_FLOOR, _FLOOR, _MARGIN, _LO, _HI = range(10)
+from ..core.coefficients import K_MODES, by_key
+from .kernel import LAYOUT
+
+# Slots in the parameter arrays, looked up by TOML key in the layout derived from the coefficient
+# declarations. numba freezes globals as constants and keys its disk cache on this file, so a
+# change of the layout comes with a change here (the new coefficient's maths).
+_S = LAYOUT.slot
+_PER16, _CAP16 = _S["bonus.per_16"], _S["bonus.max_16"]
+_PER24, _CAP24 = _S["bonus.per_24"], _S["bonus.max_24"]
+_PER4, _CAP4 = _S["bonus.per_4_and_last"], _S["bonus.max_4_and_last"]
+_MALUS, _MALUS_CAP, _SMIN, _SMAX = _S["malus.per_bad_move"], _S["malus.max"], _S["score.min"], _S["score.max"]
+_BASE, _SCALE = LAYOUT.base, LAYOUT.scale  # base score, then bonus share, of a win, a loss and a draw
+_NEW_MULT, _M_SCALE = _S["k_factor.new_player_multiplier"], _S["margin.scale"]
+_W16, _W24, _W4 = _S["margin.weight_16"], _S["margin.weight_24"], _S["margin.weight_4_and_last"]
+_WBAD, _M_MIN, _M_MAX = _S["margin.weight_bad_moves"], _S["margin.min"], _S["margin.max"]
+_ARITH, _ROUNDING, _KMODE = _S["arithmetic"], _S["rounding"], _S["k_factor.mode"]
+_NEW_GAMES, _ZERO_SUM, _FLOOR = _S["k_factor.new_player_games"], _S["update.zero_sum"], _S["update.floor"]
+_MARGIN, _LO, _HI = LAYOUT.margin_on, LAYOUT.low, LAYOUT.high
+# Codes of the choices (their index in the declaration).
+_FLOAT32 = by_key("arithmetic").choices.index("float32")
+_HALF_UP = by_key("rounding").choices.index("half_up")
+_K_RATING, _K_GAMES, _K_SUM, _K_PRODUCT, _K_MIN = (
+    K_MODES.index(mode) for mode in ("rating", "games", "sum", "product", "min")
+)
 
 
 @njit(cache=True)
@@ -67,6 +85,12 @@ def _round(value, half_up):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
+def _keep(value, low, high):  # type: ignore[no-untyped-def]
+    value = value if value > low else np.float64(low)
+    return value if value < high else np.float64(high)
+
+
+@njit(cache=True)
 def _player_k(rating, games, tier_below, tier_k, kmode, k_games, new_games, new_mult):  # type: ignore[no-untyped-def]
     # tier_k has one more entry than tier_below (k_top); the boundaries are sorted, so the
     # tier index is the number of boundaries at or below the rating (no unpredictable branch).
@@ -74,15 +98,15 @@ def _player_k(rating, games, tier_below, tier_k, kmode, k_games, new_games, new_
     for j in range(tier_below.size):
         index += rating >= tier_below[j]
     k = np.float64(tier_k[index])
-    if kmode != 0:
+    if kmode != _K_RATING:
         g = k_games[games]
-        if kmode == 1:
+        if kmode == _K_GAMES:
             k = g
-        elif kmode == 2:
+        elif kmode == _K_SUM:
             k = k + g
-        elif kmode == 3:
+        elif kmode == _K_PRODUCT:
             k = k * g
-        elif kmode == 4:
+        elif kmode == _K_MIN:
             k = k if k < g else g
         else:
             k = k if k > g else g
@@ -126,18 +150,18 @@ def replay_loop(  # type: ignore[no-untyped-def]
     Returns -1, or ``2 * i + side`` for the first match ``i`` whose player on ``side`` (0 = a)
     has a rating outside the allowed range before it (the ratings of that match are untouched).
     """
-    f32 = ip[_F32] != 0
-    half_up = ip[_HALF_UP] != 0
+    f32 = ip[_ARITH] == _FLOAT32
+    half_up = ip[_ROUNDING] == _HALF_UP
     kmode = ip[_KMODE]
     new_games = ip[_NEW_GAMES]
     zero_sum = ip[_ZERO_SUM] != 0
-    has_floor = ip[_HAS_FLOOR] != 0
-    floor = ip[_FLOOR]
+    floor = ip[_FLOOR]  # MIN_RATING when the rules have no floor
     margin = ip[_MARGIN] != 0
     lo = ip[_LO]
     hi = ip[_HI]
     new_mult = p64[_NEW_MULT]
     offset = (expected_table.size - 1) // 2
+    span = np.float64(hi - lo)
     margin_sign = np.array([1.0, -1.0, 0.0])
     for i in range(player_a.size):
         a = player_a[i]
@@ -174,20 +198,21 @@ def replay_loop(  # type: ignore[no-untyped-def]
             mult = mult if mult < p64[_M_MAX] else p64[_M_MAX]
             ka = ka * mult
             kb = kb * mult
+        # Every update is kept in [floor, hi] (floor >= lo). The float is clamped before it is
+        # rounded so that a huge K cannot overflow int64; for integer bounds that is the same
+        # as the engine's rounding first and clamping then.
         if zero_sum:
             shared = (ka + kb) / 2.0
             s = (sa + (1.0 - sb)) * 0.5
-            moved = _round(shared * (s - ea), half_up)
-            na = ra + moved
-            nb = rb - moved
+            t = shared * (s - ea)
+            t = t if t > -span else -span
+            t = t if t < span else span
+            moved = _round(t, half_up)
+            na = np.int64(_keep(np.float64(ra + moved), floor, hi))
+            nb = np.int64(_keep(np.float64(rb - moved), floor, hi))
         else:
-            na = _round(ra + ka * (sa - ea), half_up)
-            nb = _round(rb + kb * (sb - eb), half_up)
-        if has_floor:
-            if na < floor:
-                na = floor
-            if nb < floor:
-                nb = floor
+            na = _round(_keep(ra + ka * (sa - ea), floor, hi), half_up)
+            nb = _round(_keep(rb + kb * (sb - eb), floor, hi), half_up)
         ratings[a] = na
         ratings[b] = nb
         games[a] = ga + 1

@@ -2,7 +2,8 @@
 
 The results equal a loop of :func:`sedma_elo.core.engine.rate` bit for bit (tests check every golden
 vector and random histories under every rule variant). The rules reach the compiled loop as flat
-arrays built in one place, :func:`kernel_params`. numba is imported on first use only, so that
+arrays built in one place, :func:`kernel_params`, in the layout derived from the coefficient
+declarations (:data:`LAYOUT`). numba is imported on first use only, so that
 importing :mod:`sedma_elo` stays fast; the compiled code is cached on disk (``cache=True``).
 
 Memory is linear in players + matches: the ratings and games-played arrays, a table of expected
@@ -11,7 +12,7 @@ scores for every integer rating difference (1.6 MB), and, when recording, four n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -19,11 +20,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.rules import K_MODES, MAX_RATING, MIN_RATING, Rules
+from ..core.coefficients import COEFFICIENTS, Coefficient
+from ..core.rules import MAX_RATING, MIN_RATING, Rules, value_of
 from ..errors import ValidationError
 from .history import HistoryArrays
 
-__all__ = ["KernelParams", "KernelRecord", "kernel_params", "run_kernel"]
+__all__ = ["LAYOUT", "KernelLayout", "KernelParams", "KernelRecord", "kernel_params", "run_kernel"]
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
@@ -59,56 +61,69 @@ class KernelRecord:
     expected: Float64Array
 
 
+@dataclass(frozen=True)
+class KernelLayout:
+    """Where each coefficient sits in the kernel's parameter arrays, derived from the declarations.
+
+    ``p32`` (float32) holds the ``score`` coefficients, then the base score of a win, a loss and
+    a draw (at ``base``), then the share of their bonuses a winner, a loser and a drawing player
+    keep (at ``scale``). ``p64`` holds the same values in float64 followed by the ``float``
+    coefficients. ``ints`` holds the ``int`` coefficients (a choice as its index, a bool as 0/1,
+    ``None`` as the declaration's ``kernel_none``), then whether the margin is on and the rating
+    range. ``slot[key]`` is the index of TOML key ``key`` in its array.
+    """
+
+    score: tuple[str, ...]
+    floats: tuple[str, ...]
+    ints: tuple[str, ...]
+    slot: Mapping[str, int]
+    base: int
+    scale: int
+    margin_on: int
+    low: int
+    high: int
+
+    @classmethod
+    def of(cls, coefficients: tuple[Coefficient, ...]) -> KernelLayout:
+        """The layout of ``coefficients`` (in declaration order within each array)."""
+        score = tuple(c.key for c in coefficients if c.kernel == "score")
+        floats = tuple(c.key for c in coefficients if c.kernel == "float")
+        ints = tuple(c.key for c in coefficients if c.kernel == "int")
+        slot = {key: i for i, key in enumerate(score)}
+        base = len(score)
+        slot |= {key: base + 6 + i for i, key in enumerate(floats)}
+        slot |= {key: i for i, key in enumerate(ints)}
+        n = len(ints)
+        return cls(score, floats, ints, slot, base, base + 3, n, n + 1, n + 2)
+
+
+#: The layout of :data:`~sedma_elo.core.coefficients.COEFFICIENTS` (read by the compiled loop).
+LAYOUT = KernelLayout.of(COEFFICIENTS)
+
+
+def _kernel_value(c: Coefficient, value: Any) -> float:
+    if value is None:
+        return c.kernel_none
+    if c.kind == "choice":
+        return c.choices.index(value)
+    return int(value) if c.kind == "bool" else value
+
+
 def kernel_params(rules: Rules) -> KernelParams:
-    """Flatten ``rules`` for the compiled loop: the single place that maps rules to numbers."""
-    score = [
-        rules.bonus_16.per_round,
-        rules.bonus_16.cap,
-        rules.bonus_24.per_round,
-        rules.bonus_24.cap,
-        rules.bonus_4_and_last.per_round,
-        rules.bonus_4_and_last.cap,
-        rules.malus_per_bad_move,
-        rules.malus_cap,
-        rules.loser_bonus_scale,
-        rules.draw_bonus_scale,
-        rules.score_min,
-        rules.score_max,
-        1.0,  # base score of a win, a loss, a draw
-        0.0,
-        0.5,
-        1.0,  # share of the bonuses kept by a winner, a loser, a drawing player
-        rules.loser_bonus_scale,
-        rules.draw_bonus_scale,
-    ]
-    rest = [
-        rules.k_new_player_multiplier,
-        rules.margin_scale,
-        rules.margin_weight_16,
-        rules.margin_weight_24,
-        rules.margin_weight_4_and_last,
-        rules.margin_weight_bad_moves,
-        rules.margin_min,
-        rules.margin_max,
-    ]
-    ints = [
-        int(rules.arithmetic == "float32"),
-        int(rules.rounding == "half_up"),
-        K_MODES.index(rules.k_mode),
-        rules.k_new_player_games,
-        int(rules.zero_sum),
-        int(rules.rating_floor is not None),
-        rules.rating_floor if rules.rating_floor is not None else 0,
-        int(rules.uses_margin),
-        MIN_RATING,
-        MAX_RATING,
-    ]
+    """Flatten ``rules`` for the compiled loop as :data:`LAYOUT` says (the one map of rules to numbers)."""
+    values = {c.key: _kernel_value(c, value_of(rules, c.attr)) for c in COEFFICIENTS if c.kernel}
+    score = [values[key] for key in LAYOUT.score]
+    loser, draw = values["bonus.loser_scale"], values["bonus.draw_scale"]
+    # base score of a win, a loss, a draw; share of the bonuses kept by a winner, a loser, a drawing player
+    score += [1.0, 0.0, 0.5, 1.0, loser, draw]
+    ints = [int(values[key]) for key in LAYOUT.ints] + [int(rules.uses_margin), MIN_RATING, MAX_RATING]
+    bounds, ks = rules.tier_table
     return KernelParams(
-        tier_below=np.array([t.below for t in rules.k_tiers], dtype=np.int64),
-        tier_k=np.array([t.k for t in rules.k_tiers] + [rules.k_top], dtype=np.int64),
+        tier_below=np.array(bounds, dtype=np.int64),
+        tier_k=np.array(ks, dtype=np.int64),
         # np.float32() rounds to nearest like C#'s float constants and the engine's f32().
         p32=np.array(score, dtype=np.float64).astype(np.float32),
-        p64=np.array(score + rest, dtype=np.float64),
+        p64=np.array(score + [values[key] for key in LAYOUT.floats], dtype=np.float64),
         ints=np.array(ints, dtype=np.int64),
         k_games=(
             float(rules.k_games_a),
@@ -151,8 +166,11 @@ def run_kernel(
         record: also return every match's ratings before and after and its expected scores.
         progress: called as ``progress(done, total)`` after every :data:`CHUNK` matches.
 
+    Every update is kept in ``[MIN_RATING, MAX_RATING]`` (and at or above the rules' floor), as
+    :func:`~sedma_elo.core.engine.rate` keeps it.
+
     Raises:
-        ValidationError: a rating is outside ``[MIN_RATING, MAX_RATING]`` before a match, as
+        ValidationError: a starting rating is outside ``[MIN_RATING, MAX_RATING]``, as
             :func:`~sedma_elo.core.engine.rate` would raise (field ``ratings.<player_id>``); the
             ratings then hold the state just before that match.
     """

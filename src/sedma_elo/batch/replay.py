@@ -1,7 +1,7 @@
 """Replay a whole match history: final ratings, games played and (optionally) every match's change.
 
 :func:`replay` picks the compiled batch kernel (:mod:`sedma_elo.batch.kernel`) for large one-against-one
-histories and a plain loop of :func:`sedma_elo.core.engine.rate` otherwise (small inputs, team
+histories and the one fold over matches (:mod:`sedma_elo.core.fold`) otherwise (small inputs, team
 matches); both give identical numbers, which the tests check.
 """
 
@@ -15,7 +15,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from ..core.engine import check_games_played, rate
+from ..core.engine import check_games_played
+from ..core.fold import RatingState, fold
 from ..core.model import Match, check_rating
 from ..core.rules import REFERENCE_RULES, Rules
 from ..errors import ValidationError
@@ -100,7 +101,7 @@ def replay(
             whose K depends on games played.
         record: keep every match's ratings before and after and expected scores (one-against-one
             histories only).
-        method: ``kernel`` (compiled), ``python`` (a loop of ``rate``) or ``auto`` (the kernel
+        method: ``kernel`` (compiled), ``python`` (the fold) or ``auto`` (the kernel
             for one-against-one histories of at least :data:`KERNEL_THRESHOLD` matches).
         progress: called as ``progress(done, total)`` while replaying (kernel: every 100,000).
 
@@ -154,18 +155,14 @@ def replay_python(
     initial_ratings: Mapping[str, int] | None = None,
     initial_games_played: Mapping[str, int] | None = None,
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """The oracle: ratings and games played after a plain loop of :func:`~sedma_elo.core.engine.rate`.
+    """The oracle: ratings and games played after the fold (:class:`~sedma_elo.core.fold.RatingState`).
 
     Returns ``(ratings, games_played)`` by player id, for every player seen (and given).
     """
-    ratings = dict(initial_ratings or {})
-    games = dict(initial_games_played or {})
-    for match in matches:
-        result = rate(match, ratings, rules, games_played=games)
-        for change in result.changes:
-            ratings[change.player_id] = change.rating_after
-            games[change.player_id] = games.get(change.player_id, 0) + 1
-    return ratings, games
+    state = RatingState.of(initial_ratings, initial_games_played)
+    for _ in fold(matches, rules, state):
+        pass
+    return state.ratings, state.games
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -199,7 +196,7 @@ def _replay_arrays_python(
     record: bool,
     progress: Callable[[int, int], None] | None,
 ) -> KernelRecord | None:
-    """The kernel's contract implemented with :func:`rate` (for small inputs and as an oracle)."""
+    """The kernel's contract implemented with the fold (for small inputs and as an oracle)."""
     n = len(history)
     rec = None
     if record:
@@ -209,21 +206,19 @@ def _replay_arrays_python(
             np.empty((n, 2), dtype=np.float64),
         )
     ids = history.player_ids
-    current = dict(zip(ids, ratings.tolist(), strict=True))
-    played = dict(zip(ids, games.tolist(), strict=True))
-    for i, match in enumerate(history.to_matches() if n else []):
-        result = rate(match, current, rules, games_played=played)
-        for side, change in enumerate(result.changes):
-            current[change.player_id] = change.rating_after
-            played[change.player_id] += 1
-            if rec is not None:
+    state = RatingState(
+        dict(zip(ids, ratings.tolist(), strict=True)), dict(zip(ids, games.tolist(), strict=True))
+    )
+    for i, result in enumerate(fold(history.to_matches() if n else [], rules, state)):
+        if rec is not None:
+            for side, change in enumerate(result.changes):
                 rec.before[i, side] = change.rating_before
                 rec.after[i, side] = change.rating_after
                 rec.expected[i, side] = change.expected
         if progress is not None and (i + 1) % 10_000 == 0:
             progress(i + 1, n)
-    ratings[:] = [current[p] for p in ids]
-    games[:] = [played[p] for p in ids]
+    ratings[:] = [state.ratings[p] for p in ids]
+    games[:] = [state.games[p] for p in ids]
     if progress is not None:
         progress(n, n)
     return rec

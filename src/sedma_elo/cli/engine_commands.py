@@ -9,7 +9,8 @@ from __future__ import annotations
 import csv
 import json
 import sys
-from collections.abc import Iterator
+import textwrap
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -22,7 +23,10 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import REFERENCE_RULES, Match, PlayerStats, RatingResult, Rules, load_rules, rate
+from ..core.coefficients import TABLE_DOCS, by_key
+from ..core.engine import check_games_played
 from ..core.explain import explain_player, result_to_dict
+from ..core.fold import RatingState, fold
 from ..core.matchjson import parse_json_text, rate_request_from_json
 from ..core.model import STAT_FIELDS, Winner, check_count, check_rating
 from ..errors import ValidationError
@@ -96,6 +100,17 @@ def rate_command(
             "instead of the player flags. See docs/engine.md for the form; it also takes teams.",
         ),
     ] = None,
+    games_a: Annotated[
+        list[int] | None,
+        typer.Option(
+            help="Games side a's player played before the match, once per player (default 0); "
+            "read by rules with K by games played.",
+        ),
+    ] = None,
+    games_b: Annotated[
+        list[int] | None,
+        typer.Option(help="Games side b's player played before the match, once per player (default 0)."),
+    ] = None,
     rules_file: RulesOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the explanation object as JSON instead of tables.")
@@ -130,7 +145,11 @@ def rate_command(
             match, ratings = rate_request_from_json(parse_json_text(_read_text(match_file)))
         else:
             match, ratings = _match_from_flags(player_a, player_b, winner, rating_a, rating_b, counts)
-        result = rate(match, ratings, rules)
+        # Games played default to 0 (a new player), so that rules with K by games played rate too;
+        # they are shown only when given or read by the rules.
+        games = _per_player(match, ("--games-a", games_a), ("--games-b", games_b), check_games_played)
+        needed = bool(games) or rules.uses_games_played
+        result = rate(match, ratings, rules, games_played=games if needed else None)
     if as_json:
         typer.echo(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
     else:
@@ -160,14 +179,6 @@ def _match_from_flags(
         raise ValidationError(
             next(name for name, v in counts.items() if v), "statistics of team players need --match FILE"
         )
-    ratings: dict[str, int] = {}
-    for flag, team, given in (("--rating-a", team_a, rating_a), ("--rating-b", team_b, rating_b)):
-        if given:
-            if len(given) != len(team):
-                raise ValidationError(
-                    flag, f"give it once per player of the side ({len(team)}), got {len(given)}"
-                )
-            ratings.update(zip(team, (check_rating(flag, v) for v in given), strict=True))
     w: Winner = "a" if winner == "a" else "b" if winner == "b" else "draw"
     if len(team_a) == 1 and len(team_b) == 1:
         values = list(counts.values())
@@ -176,7 +187,25 @@ def _match_from_flags(
         match = Match.single(team_a[0], team_b[0], w, stats_a, stats_b)
     else:
         match = Match(team_a, team_b, w, {})
-    return match, ratings
+    return match, _per_player(match, ("--rating-a", rating_a), ("--rating-b", rating_b), check_rating)
+
+
+def _per_player(
+    match: Match,
+    side_a: tuple[str, list[int] | None],
+    side_b: tuple[str, list[int] | None],
+    check: Callable[[str, object], int],
+) -> dict[str, int]:
+    """Values given once per player of each side (``--rating-a 1000 --rating-a 1100``), by player id."""
+    out: dict[str, int] = {}
+    for (flag, given), team in ((side_a, match.team_a), (side_b, match.team_b)):
+        if given:
+            if len(given) != len(team):
+                raise ValidationError(
+                    flag, f"give it once per player of the side ({len(team)}), got {len(given)}"
+                )
+            out.update(zip(team, (check(flag, v) for v in given), strict=True))
+    return out
 
 
 # ---------------------------------------------------------------------------- explanation table
@@ -266,8 +295,9 @@ def rules_show(
     out = Table(title=f"Rules {rules.label}")
     out.add_column("key", style="bold")
     out.add_column("value")
+    out.add_column("meaning")
     for key, value in _flatten(rules.to_dict()):
-        out.add_row(key, value)
+        out.add_row(key, value, by_key(key).doc)
     console.print(out)
 
 
@@ -320,43 +350,28 @@ _HEADER = """\
 # These are the reference rules: the coefficients of the game makers' published C# method.
 # Scores are in units of a match result (a win scores 1, a draw 0.5, a loss 0).
 # Edit the values, then validate with `sedma-elo rules check FILE`. Missing keys keep the
-# reference value; unknown keys are refused.
+# reference value; unknown keys are refused. Every key is listed in docs/rules.md.
 """
-_COMMENTS = {
-    "name": "Name and version identify the rule set; every stored rating records name@version.",
-    "initial_rating": "Rating of a player on first sight.",
-    "rounding": '"half_even" (C# Math.Round, the reference) or "half_up": how the new rating is rounded.',
-    "arithmetic": '"float32" computes bonus, malus and clamp in single precision exactly like the C# '
-    'method;\n"float64" in double precision.',
-    "k_factor": "K: how far one match can move a rating. A rating below tiers[i].below (and not below an\n"
-    "earlier boundary) uses tiers[i].k; a boundary belongs to the higher tier. Ratings at or above\n"
-    "the last boundary use top. Tiers must be sorted by 'below'.",
-    "bonus": "Bonus per round won as a 16er (all 8 points), as a 24er (every trick) and with 4 and last\n"
-    "(4:4 on points, last trick), each capped at its max_*. A losing player keeps loser_scale of\n"
-    "their bonus; on a draw each player keeps draw_scale of theirs.",
-    "malus": "Each bad move subtracts per_bad_move from the score, at most max in total.",
-    "score": "base + bonus - malus is clamped to [min, max] (the adjusted score).",
-    "update": "Rule variants of the update itself: zero_sum moves both sides by the same whole number of\n"
-    "points in opposite directions; floor keeps every rating at or above it.",
-    "teams": 'Two against two: a team\'s rating for the expected score is the "mean" or the "sum" of its\n'
-    "players' ratings. Each player is then updated with their own K and statistics.",
-}
 
 
 def commented_toml(rules: Rules) -> str:
-    """``rules.to_toml()`` with a header and a comment before each documented key or table.
+    """``rules.to_toml()`` with a header and each table's and key's documented meaning before it.
 
-    The comments are only added: the text reads back to rules equal to ``rules``. Keys without
-    a comment here (new rule variants) are written all the same.
+    The comments come from the coefficient declarations and are only added: the text reads back
+    to rules equal to ``rules``.
     """
     lines = [_HEADER]
     table = ""
     for line in rules.to_toml().splitlines():
         if line.startswith("["):
-            key = table = line.strip("[]")
-        else:  # keys inside a table are looked up as "table.key"
+            table = line.strip("[]")
+            comment = TABLE_DOCS.get(table, "")
+        elif line:
             key = (f"{table}." if table else "") + line.split(" = ", 1)[0]
-        lines.extend(f"# {comment}" for comment in _COMMENTS.get(key, "").splitlines())
+            comment = by_key(key).doc
+        else:
+            comment = ""
+        lines.extend(f"# {text}" for text in textwrap.wrap(comment, 98))
         lines.append(line)
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -389,20 +404,10 @@ def load_sample_history() -> list[Match]:
 def replay_matches(
     matches: list[Match], rules: Rules = REFERENCE_RULES
 ) -> tuple[dict[str, int], dict[str, int], list[RatingResult]]:
-    """Rate ``matches`` in order from empty ratings: (ratings, matches played, results).
-
-    A stand-in until the history/replay module lands; it must agree with it exactly.
-    """
-    ratings: dict[str, int] = {}
-    played: dict[str, int] = {}
-    results = []
-    for match in matches:
-        result = rate(match, ratings, rules)
-        ratings.update(result.new_ratings)
-        for pid in match.players:
-            played[pid] = played.get(pid, 0) + 1
-        results.append(result)
-    return ratings, played, results
+    """Rate ``matches`` in order from empty ratings with the fold: (ratings, matches played, results)."""
+    state = RatingState()
+    results = list(fold(matches, rules, state))
+    return state.ratings, state.games, results
 
 
 @app.command()

@@ -8,12 +8,26 @@ expected score and the update in double precision, and the new rating is rounded
 from __future__ import annotations
 
 import math
-import struct
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import ValidationError
+from .formula import (
+    BonusTerm,
+    MalusTerm,
+    Outcome,
+    ScoreBreakdown,
+    clamp_rating,
+    compute_score,
+    expected_score,
+    k_explained,
+    round_rating,
+    team_dominance,
+    team_rating,
+    zero_sum_change,
+)
 from .model import NO_STATS, Match, PlayerStats, check_rating
 from .rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules
 
@@ -28,81 +42,6 @@ __all__ = [
     "rate",
     "score_breakdown",
 ]
-
-Outcome = Literal["win", "loss", "draw"]
-ClampSide = Literal["none", "min", "max"]
-
-_F32 = struct.Struct("<f")
-
-
-def f32(x: float) -> float:
-    """Round a double to the nearest IEEE single (as a Python float holding that exact value).
-
-    Rounding an exact double result of +, -, * of two singles to single gives the correctly
-    rounded single-precision result, so this reproduces C# ``float`` arithmetic.
-    """
-    return float(_F32.unpack(_F32.pack(x))[0])
-
-
-def _identity(x: float) -> float:
-    return x
-
-
-@dataclass(frozen=True, slots=True)
-class BonusTerm:
-    """One bonus kind for one player: ``value = min(count * per_round, cap)``."""
-
-    kind: Literal["won_by_16", "won_by_24", "won_by_4_and_last"]
-    count: int
-    per_round: float
-    cap: float
-    uncapped: float
-    value: float
-
-    @property
-    def capped(self) -> bool:
-        """True when the cap cut this bonus (``count * per_round > cap``)."""
-        return self.uncapped > self.cap
-
-
-@dataclass(frozen=True, slots=True)
-class MalusTerm:
-    """The bad-move malus: ``value = min(count * per_bad_move, cap)``, subtracted from the score."""
-
-    count: int
-    per_bad_move: float
-    cap: float
-    uncapped: float
-    value: float
-
-    @property
-    def capped(self) -> bool:
-        """True when the cap cut the malus."""
-        return self.uncapped > self.cap
-
-
-@dataclass(frozen=True, slots=True)
-class ScoreBreakdown:
-    """How one player's adjusted score was formed (depends only on outcome, counts and rules).
-
-    ``adjusted = clamp(base + bonus_scaled - malus.value, score_min, score_max)``.
-    """
-
-    outcome: Outcome
-    base: float
-    bonuses: tuple[BonusTerm, BonusTerm, BonusTerm]
-    bonus_total: float
-    bonus_scale: float
-    bonus_scaled: float
-    malus: MalusTerm
-    unclamped: float
-    adjusted: float
-    clamp: ClampSide
-
-    @property
-    def clamp_cut(self) -> float:
-        """How much score the clamp removed (>0, at the top) or added (<0, at the bottom)."""
-        return self.unclamped - self.adjusted
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +175,7 @@ def score_breakdown(outcome: Outcome, stats: PlayerStats, rules: Rules = REFEREN
     if found is None:
         if len(cache) >= _SCORE_CACHE_SIZE:
             cache.clear()
-        found = cache[key] = _compute_score(outcome, stats, rules)
+        found = cache[key] = compute_score(outcome, stats, rules)
     return found
 
 
@@ -255,73 +194,13 @@ def _score_cache(rules: Rules) -> dict[tuple[object, ...], ScoreBreakdown]:
     return entry[1]
 
 
-def _compute_score(outcome: Outcome, stats: PlayerStats, rules: Rules) -> ScoreBreakdown:
-    q = f32 if rules.arithmetic == "float32" else _identity
-    terms = []
-    for kind, count, bonus in (
-        ("won_by_16", stats.won_by_16, rules.bonus_16),
-        ("won_by_24", stats.won_by_24, rules.bonus_24),
-        ("won_by_4_and_last", stats.won_by_4_and_last, rules.bonus_4_and_last),
-    ):
-        per, cap = q(bonus.per_round), q(bonus.cap)
-        uncapped = q(q(float(count)) * per)
-        value = uncapped if uncapped < cap else cap  # Unity's Mathf.Min
-        terms.append(BonusTerm(kind, count, per, cap, uncapped, value))  # type: ignore[arg-type]
-    total = q(q(terms[0].value + terms[1].value) + terms[2].value)
-    if outcome == "win":
-        base, scale = 1.0, 1.0
-    elif outcome == "loss":
-        base, scale = 0.0, q(rules.loser_bonus_scale)
-    else:
-        base, scale = 0.5, q(rules.draw_bonus_scale)
-    scaled = q(total * scale)
-    per_bad, malus_cap = q(rules.malus_per_bad_move), q(rules.malus_cap)
-    malus_uncapped = q(q(float(stats.bad_moves)) * per_bad)
-    malus_value = malus_uncapped if malus_uncapped < malus_cap else malus_cap
-    malus = MalusTerm(stats.bad_moves, per_bad, malus_cap, malus_uncapped, malus_value)
-    unclamped = q(q(base + scaled) - malus_value)
-    low, high = q(rules.score_min), q(rules.score_max)
-    # Unity's Mathf.Clamp tests the lower bound first.
-    clamp: ClampSide
-    if unclamped < low:
-        adjusted, clamp = low, "min"
-    elif unclamped > high:
-        adjusted, clamp = high, "max"
-    else:
-        adjusted, clamp = unclamped, "none"
-    return ScoreBreakdown(
-        outcome, base, (terms[0], terms[1], terms[2]), total, scale, scaled, malus, unclamped, adjusted, clamp
-    )
-
-
-# ---------------------------------------------------------------------------- expectation
-def expected_score(rating: float, opponent_rating: float) -> float:
-    """Elo expected score ``1 / (1 + 10^((opponent - rating) / 400))``, in (0, 1)."""
-    # math.pow is the C library's pow, the function C#'s Math.Pow calls.
-    return 1.0 / (1.0 + math.pow(10.0, (opponent_rating - rating) / 400.0))
-
-
-def _team_rating(ratings: list[int], rules: Rules) -> float | int:
-    if len(ratings) == 1:
-        return ratings[0]  # keeps the 1-vs-1 subtraction in integers, as in C#
-    total = sum(ratings)
-    return total if rules.team_rating == "sum" else total / len(ratings)
-
-
 def predict_win(
     team_a: list[int] | tuple[int, ...],
     team_b: list[int] | tuple[int, ...],
     rules: Rules = REFERENCE_RULES,
 ) -> float:
     """Probability-like expected score of side a against side b from their current ratings."""
-    return expected_score(_team_rating(list(team_a), rules), _team_rating(list(team_b), rules))
-
-
-def _round(value: float, rules: Rules) -> int:
-    if rules.rounding == "half_even":
-        return round(value)  # Python rounds floats half to even, like C# Math.Round
-    floor = int(value // 1)
-    return floor + 1 if value - floor >= 0.5 else floor
+    return expected_score(team_rating(list(team_a), rules), team_rating(list(team_b), rules))
 
 
 def check_games_played(field: str, value: object) -> int:
@@ -331,36 +210,6 @@ def check_games_played(field: str, value: object) -> int:
     if value < 0:
         raise ValidationError(field, f"must be >= 0, got {value}")
     return value
-
-
-def _k_reason(rules: Rules, rating: int, games: int | None) -> str:
-    reason = rules.k_reason(rating)
-    if rules.k_mode != "rating":
-        assert games is not None
-        g = rules.k_games(games)
-        curve = (
-            f"{rules.k_games_a:g} / ({games} + {rules.k_games_b:g})^{rules.k_games_c:g}"
-            f" floored at {rules.k_games_min:g} = {g:.4g}"
-        )
-        if rules.k_mode == "games":
-            reason = f"K by games played: {curve}"
-        else:
-            reason = (
-                f"{rules.k_mode} of the tier K {rules.k_factor(rating)} ({reason}) and K by games {curve}"
-            )
-    if games is not None and games < rules.k_new_player_games:
-        reason += (
-            f"; times {rules.k_new_player_multiplier:g} for a new player"
-            f" ({games} < {rules.k_new_player_games} games)"
-        )
-    return reason
-
-
-def _dominance(match: Match, team: tuple[str, ...], rules: Rules) -> float:
-    total = rules.dominance(*match.stats_of(team[0]).key())
-    for player_id in team[1:]:
-        total = total + rules.dominance(*match.stats_of(player_id).key())
-    return total
 
 
 def _has_variants(rules: Rules) -> bool:
@@ -436,7 +285,8 @@ def _rate_single(
     rating_b = ratings.get(b, initial)
     if type(rating_b) is not int or not MIN_RATING <= rating_b <= MAX_RATING:
         rating_b = check_rating(f"ratings.{b}", rating_b)
-    # expected_score() and score_breakdown() inlined: this is the hot path of every replay.
+    # The expected score and score_breakdown()'s cache lookup inlined, and K by the same
+    # bisection as formula.k_factor: this is the hot path of every replay.
     expected_a = 1.0 / (1.0 + math.pow(10.0, (rating_b - rating_a) / 400.0))
     expected_b = 1.0 / (1.0 + math.pow(10.0, (rating_a - rating_b) / 400.0))
     winner = match.winner
@@ -447,7 +297,7 @@ def _rate_single(
         outcome_a, outcome_b = "loss", "win"
     else:
         outcome_a = outcome_b = "draw"
-    _, cache, tiers, k_top, half_even, label, _ = hot
+    _, cache, bounds, ks, half_up, label, _ = hot
     stats = match.stats
     st = stats.get(a, NO_STATS)
     found = cache.get((outcome_a, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
@@ -455,21 +305,14 @@ def _rate_single(
     st = stats.get(b, NO_STATS)
     found = cache.get((outcome_b, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
     score_b = (found or score_breakdown(outcome_b, st, rules)).adjusted
-    k_a = k_b = k_top  # Rules.k_factor, inlined
-    for below, k in tiers:
-        if rating_a < below:
-            k_a = k
-            break
-    for below, k in tiers:
-        if rating_b < below:
-            k_b = k
-            break
-    change_a = rating_a + k_a * (score_a - expected_a)
-    change_b = rating_b + k_b * (score_b - expected_b)
-    if half_even:
-        new_a, new_b = round(change_a), round(change_b)
+    change_a = rating_a + ks[bisect_right(bounds, rating_a)] * (score_a - expected_a)
+    change_b = rating_b + ks[bisect_right(bounds, rating_b)] * (score_b - expected_b)
+    if half_up:
+        new_a, new_b = round_rating(change_a, True), round_rating(change_b, True)
     else:
-        new_a, new_b = _round(change_a, rules), _round(change_b, rules)
+        new_a, new_b = round(change_a), round(change_b)
+    if not (MIN_RATING <= new_a <= MAX_RATING and MIN_RATING <= new_b <= MAX_RATING):
+        new_a, new_b = clamp_rating(new_a, None), clamp_rating(new_b, None)
 
     games = None
     if games_played is not None:
@@ -482,18 +325,18 @@ def _rate_single(
 
 
 _Hot = tuple[
-    Rules | None, dict[tuple[object, ...], ScoreBreakdown], tuple[tuple[int, int], ...], int, bool, str, bool
+    Rules | None, dict[tuple[object, ...], ScoreBreakdown], tuple[int, ...], tuple[int, ...], bool, str, bool
 ]
 #: What rate() needs of the rules it saw last, read once per call instead of per use:
-#: (rules, score cache, K tiers, top K, rounds half to even, label, no variant in use).
-_HOT: _Hot = (None, {}, (), 0, True, "", False)
+#: (rules, score cache, tier boundaries, tier Ks, rounds half up, label, no variant in use).
+_HOT: _Hot = (None, {}, (), (), False, "", False)
 
 
 def _hot(rules: Rules) -> _Hot:
     global _HOT
-    tiers = tuple((t.below, t.k) for t in rules.k_tiers)
+    bounds, ks = rules.tier_table
     plain = not _has_variants(rules)
-    _HOT = (rules, _score_cache(rules), tiers, rules.k_top, rules.rounding == "half_even", rules.label, plain)
+    _HOT = (rules, _score_cache(rules), bounds, ks, rules.rounding == "half_up", rules.label, plain)
     return _HOT
 
 
@@ -508,8 +351,8 @@ def _rate_explained(
     if games_played is not None:
         for p in match.players:
             games[p] = check_games_played(f"games_played.{p}", games_played.get(p, 0))
-    team_a = _team_rating(before_a, rules)
-    team_b = _team_rating(before_b, rules)
+    team_a = team_rating(before_a, rules)
+    team_b = team_rating(before_b, rules)
     expected_a = expected_score(team_a, team_b)
     expected_b = expected_score(team_b, team_a)
     if match.winner == "a":
@@ -522,7 +365,7 @@ def _rate_explained(
     match_notes: list[str] = []
     multiplier = 1.0
     if rules.uses_margin:
-        dom_a, dom_b = _dominance(match, match.team_a, rules), _dominance(match, match.team_b, rules)
+        dom_a, dom_b = team_dominance(match, match.team_a, rules), team_dominance(match, match.team_b, rules)
         margin = dom_a - dom_b if match.winner == "a" else dom_b - dom_a if match.winner == "b" else 0.0
         multiplier = rules.margin_multiplier(margin)
         match_notes.append(
@@ -544,31 +387,37 @@ def _rate_explained(
             scores[player_id] = score_breakdown(outcome, match.stats_of(player_id), rules)
     shared: tuple[float, float] | None = None
     if rules.zero_sum:
-        shared = _zero_sum_change(match, ks, scores, expected_a)
+        shared = zero_sum_change(match, ks, scores, expected_a)
         match_notes.append(
             f"zero-sum: shared K {shared[0]:.4g} (mean of the players' K), transfer score {shared[1]:.4g}"
             " (mean of side a's adjusted score and 1 - side b's)"
         )
     changes = []
+    half_up = rules.rounding == "half_up"
     for side, team, before, own, other, expected, _ in sides:
         for player_id, rating in zip(team, before, strict=True):
             k, score = ks[player_id], scores[player_id]
-            k_reason = _k_reason(rules, rating, games[player_id])
+            k_reason = k_explained(rules, rating, games[player_id])
             notes = list(match_notes)
             if shared is not None:
                 # The K actually applied is the shared one; the player's own K is in the reason.
                 k_reason = f"zero-sum: the mean of the players' K; own K {k:.4g} ({k_reason})"
                 k = shared[0]
                 change_a = shared[0] * (shared[1] - expected_a)
-                moved = _round(change_a, rules)
+                moved = round_rating(change_a, half_up)
                 change = change_a if side == "a" else -change_a
                 after = rating + moved if side == "a" else rating - moved
             else:
                 change = k * (score.adjusted - expected)
-                after = _round(rating + change, rules)
-            if rules.rating_floor is not None and after < rules.rating_floor:
-                notes.append(f"rating floor: raised from {after} to {rules.rating_floor}")
-                after = rules.rating_floor
+                after = round_rating(rating + change, half_up)
+            kept = clamp_rating(after, rules.rating_floor)
+            if kept != after:
+                if kept == rules.rating_floor:
+                    notes.append(f"rating floor: raised from {after} to {kept}")
+                else:
+                    span = f"[{MIN_RATING}, {MAX_RATING}]"
+                    notes.append(f"rating range: {after} is outside {span}, kept at {kept}")
+                after = kept
             changes.append(
                 PlayerChange(
                     player_id,
@@ -587,21 +436,3 @@ def _rate_explained(
                 )
             )
     return RatingResult(match, rules.label, tuple(changes))
-
-
-def _zero_sum_change(
-    match: Match, ks: Mapping[str, int | float], scores: Mapping[str, ScoreBreakdown], expected_a: float
-) -> tuple[float, float]:
-    """The shared K and the transfer score of side a in the zero-sum mode (kernel's order of ops)."""
-    k_values = list(ks.values())
-    k_total: int | float = k_values[0]
-    for value in k_values[1:]:
-        k_total = k_total + value
-    shared_k = k_total / len(k_values)
-    mean_a = _mean_score([scores[p].adjusted for p in match.team_a])
-    mean_b = _mean_score([scores[p].adjusted for p in match.team_b])
-    return shared_k, (mean_a + (1.0 - mean_b)) * 0.5
-
-
-def _mean_score(values: list[float]) -> float:
-    return values[0] if len(values) == 1 else (values[0] + values[1]) / 2

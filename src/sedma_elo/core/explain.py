@@ -63,7 +63,8 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple, TypeVar
 
 from ._jsontext import json_scalar, json_string
-from .engine import BonusTerm, PlayerChange, RatingResult, ScoreBreakdown, f32
+from .engine import BonusTerm, PlayerChange, RatingResult, ScoreBreakdown
+from .formula import f32
 from .matchjson import match_to_json
 
 __all__ = ["change_to_dict", "change_to_json", "explain_player", "explain_result", "result_to_dict"]
