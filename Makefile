@@ -38,3 +38,13 @@ chromium:
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+## mono: install Debian's Mono (mcs + runtime) for the C# oracle tests when missing (quick when present)
+.PHONY: mono golden
+mono:
+	bash scripts/ensure-mono.sh
+unit: mono
+
+## golden: regenerate tests/golden/ from the seed post's C# method compiled with Mono
+golden: $(STAMP) mono
+	$(BIN)/python scripts/make_golden.py

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
+from hypothesis import settings
 
-#: The machine's PostgreSQL (trust auth), used only to create and drop test databases.
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
+from needs import PG_ADMIN, in_ci, require_postgres
+
+# Under CI=true every property test draws the same examples on every run (derandomize), keeps no
+# example database (a failure found once on a machine must not be replayed only there) and has no
+# deadline (shared CI machines are slow at random). Elsewhere hypothesis explores as usual.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
+settings.register_profile("dev", settings.get_profile("default"))
+settings.load_profile("ci" if in_ci() else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
 @pytest.fixture
@@ -18,6 +26,7 @@ def new_pg_database() -> Iterator[Callable[[str], str]]:
 
     ``options`` is appended to ``CREATE DATABASE`` (a template, a locale provider...).
     """
+    require_postgres()
     names: list[str] = []
 
     def create(options: str = "") -> str:

@@ -10,16 +10,16 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from needs import PG_ADMIN, require_postgres
 from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.keys import create_key
 from sedma_elo.storage import open_database
-
-PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
 
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """A database created for this test session on 127.0.0.1:5432 and dropped at its end."""
+    require_postgres()
     name = f"sedma_elo_test_{secrets.token_hex(4)}"
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')

@@ -1,4 +1,12 @@
-"""Start ``sedma-elo serve`` in a subprocess on a free 127.0.0.1 port and wait until it answers."""
+"""Run ``sedma-elo serve`` in a subprocess on a listening socket this process bound to port 0.
+
+The socket is bound (port 0: the kernel picks a free port) and listening before the server starts,
+then handed to the child (``pass_fds``), as socket activation does: no other process can take the
+port between choosing and binding it. The child runs the real ``serve`` command; only its final
+``uvicorn.run(app, host=..., port=...)`` is replaced by serving the inherited socket. Connections
+made before the server accepts wait in the socket's backlog, so readiness is a blocking request,
+not a polling loop.
+"""
 
 from __future__ import annotations
 
@@ -13,39 +21,50 @@ from pathlib import Path
 
 SEDMA_ELO = str(Path(sys.executable).with_name("sedma-elo"))
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+# argv: fd, then the serve command's arguments.
+_BOOTSTRAP = """
+import socket, sys
+import uvicorn
+sock = socket.socket(fileno=int(sys.argv[1]))
+def run(app, host=None, port=None, **options):
+    uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
+uvicorn.run = run
+from sedma_elo.cli import app
+app(sys.argv[2:], prog_name="sedma-elo")
+"""
 
 
 class Server:
-    """A running ``sedma-elo serve`` process."""
+    """A running ``sedma-elo serve`` process on 127.0.0.1 (``port``: the one it serves)."""
 
-    def __init__(self, db_url: str, port: int | None = None, **env: str) -> None:
+    def __init__(self, db_url: str, **env: str) -> None:
         self.db_url = db_url
-        self.port = port or free_port()
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(128)
+        self.port: int = listener.getsockname()[1]
         self.base = f"http://127.0.0.1:{self.port}"
         full_env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "100000", "SEDMA_ELO_RATE_BURST": "100000", **env}
+        fd = listener.fileno()
+        args = ["serve", "--database-url", db_url, "--port", str(self.port)]
         self.proc = subprocess.Popen(
-            [SEDMA_ELO, "serve", "--database-url", db_url, "--port", str(self.port)],
+            [sys.executable, "-c", _BOOTSTRAP, str(fd), *args],
             env=full_env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            pass_fds=[fd],
         )
-        deadline = time.monotonic() + 30
+        listener.close()  # the child holds the socket now: once it dies, connections are refused
+        deadline = time.monotonic() + 60
         while True:
             try:
-                with urllib.request.urlopen(f"{self.base}/healthz", timeout=1):
+                with urllib.request.urlopen(f"{self.base}/healthz", timeout=2):
                     return
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     err = self.proc.stderr.read().decode() if self.proc.stderr else ""
                     self.stop()
                     raise RuntimeError(f"server did not start: {err}") from None
-                time.sleep(0.1)
 
     def kill9(self) -> None:
         """SIGKILL: no shutdown hook runs."""

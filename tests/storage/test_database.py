@@ -72,6 +72,21 @@ def test_write_transactions_begin_immediate(tmp_path: Path) -> None:
         db.dispose()
 
 
+def _wait_for_blocked_flock(lock_file: Path, thread: threading.Thread, timeout: float = 20.0) -> None:
+    """Return once the kernel lists a flock waiting on ``lock_file`` (``/proc/locks``, marked ``->``)."""
+    locks = Path("/proc/locks")
+    if not locks.exists():
+        pytest.skip("/proc/locks is not available: cannot observe the waiting writer")
+    inode = f":{lock_file.stat().st_ino} "
+    deadline = time.monotonic() + timeout
+    while not any(
+        "->" in line and "FLOCK" in line and inode in line for line in locks.read_text().splitlines()
+    ):
+        assert thread.is_alive(), "the second writer finished without waiting for the lock"
+        assert time.monotonic() < deadline, "the second writer never waited on the lock file"
+        time.sleep(0.001)  # polling an observed kernel state, not a guess at how long it takes
+
+
 def test_begin_write_queues_a_second_database_on_the_same_file(tmp_path: Path) -> None:
     """A writer of another Database (as of another process) waits on the lock file, not in the busy loop."""
     db = open_database(f"sqlite:///{tmp_path}/q.db")
@@ -92,7 +107,8 @@ def test_begin_write_queues_a_second_database_on_the_same_file(tmp_path: Path) -
             conn.exec_driver_sql("CREATE TABLE first_writer (x INTEGER)")
             thread = threading.Thread(target=second)
             thread.start()
-            time.sleep(0.3)
+            # Release only once the second writer is seen blocked in flock() on the lock file.
+            _wait_for_blocked_flock(tmp_path / "q.db-writer.lock", thread)
             events.append("first out")
         thread.join(10)
         assert events == ["first out", "second in"]

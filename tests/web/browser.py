@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 import uvicorn
+
+from needs import unavailable
 
 CHROMIUM = Path(os.environ.get("SEDMA_ELO_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -31,19 +33,20 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+#: Screenshots go outside the repository: $SEDMA_ELO_ARTIFACTS/screenshots, else the temp directory.
+ARTIFACTS = (
+    Path(os.environ.get("SEDMA_ELO_ARTIFACTS") or Path(tempfile.gettempdir()) / "sedma-elo-artifacts")
+    / "screenshots"
+)
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
 
 def require_chromium() -> Path:
-    """The Chromium binary; skip the test when it is missing (fail on CI, where it must be there)."""
+    """The Chromium binary; skip the test when it is missing (fail under CI=true, where it must be there)."""
     if CHROMIUM.exists():
         return CHROMIUM
-    message = f"{CHROMIUM} is missing: run scripts/ensure-chromium.sh (make test does)"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
+    unavailable(f"{CHROMIUM} is missing: run scripts/ensure-chromium.sh (make test does)")
 
 
 @contextmanager
@@ -88,7 +91,7 @@ class ConsoleLog:
 
 
 def screenshot(page: Any, name: str) -> Path:
-    """Save a full-page screenshot of ``page`` as ``artifacts/screenshots/<name>.png``."""
+    """Save a full-page screenshot of ``page`` as ``<ARTIFACTS>/<name>.png`` (outside the repository)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)

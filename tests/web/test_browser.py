@@ -1,7 +1,7 @@
 """End to end in headless Chromium: a seeded service on a real server, leaderboard to player to match.
 
 Each page must load without a console error, show the same ratings as the JSON API, fit a phone's
-width, and show times in the viewer's zone. Screenshots go to ``artifacts/screenshots/``.
+width, and show times in the viewer's zone. Screenshots go to ``browser.ARTIFACTS`` (outside the repository).
 """
 
 from __future__ import annotations

@@ -1,0 +1,53 @@
+"""The golden CSV files and the rule sets their rows were computed with."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+from sedma_elo import REFERENCE_RULES, KTier, Rules
+from sedma_elo.batch.history import COUNT_COLUMNS
+
+from .csharp import ODD_K, Case
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+_REPO = Path(__file__).resolve().parents[2]
+
+
+def shared(sub: str) -> Path | None:
+    """The project's shared folder ``sub`` (seeds, golden, data): ``$SEDMA_SHARED_DIR/<sub>``, else the
+    first ``shared/<sub>`` beside the repository or beside one of its parent folders (a worktree)."""
+    given = os.environ.get("SEDMA_SHARED_DIR")
+    candidates = [Path(given) / sub] if given else []
+    candidates += [folder / "shared" / sub for folder in _REPO.parents]
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+#: The C# method's parameters in order: ratings, winner, then the counts in the history files' order.
+INPUT_COLUMNS = ("rating_a", "rating_b", "player_a_won", *COUNT_COLUMNS)
+
+#: The seed method with K = 41/33/25/17 (the ``odd_k`` variant of :mod:`oracle.csharp`).
+ODD_K_RULES: Rules = REFERENCE_RULES.replace(
+    name="odd_k",
+    k_tiers=(KTier(1200, ODD_K[0]), KTier(1800, ODD_K[1]), KTier(2200, ODD_K[2])),
+    k_top=ODD_K[3],
+)
+RULES = {"reference": REFERENCE_RULES, "odd_k": ODD_K_RULES}
+
+
+def read(name: str) -> list[dict[str, str]]:
+    """The rows of ``tests/golden/<name>`` as dicts (rows without a ``rules`` column get ``reference``)."""
+    with (GOLDEN / name).open(newline="") as fh:
+        return [{"rules": "reference", **row} for row in csv.DictReader(fh)]
+
+
+def case(row: dict[str, str]) -> Case:
+    """The C# method's arguments of a golden row."""
+    values = [int(row[c]) if c != "player_a_won" else row[c] == "true" for c in INPUT_COLUMNS]
+    return tuple(values)  # type: ignore[return-value]
+
+
+def result(row: dict[str, str]) -> tuple[int, int]:
+    """The ratings the C# method returned for a golden row."""
+    return int(row["new_rating_a"]), int(row["new_rating_b"])
