@@ -105,13 +105,16 @@ def newcomer_convergence(
     newcomers: npt.ArrayLike,
     tolerance: float,
     min_matches: int = MIN_MATCHES,
+    min_distance: float = 0.0,
 ) -> list[int]:
     """For each newcomer with at least ``min_matches`` ratings: matches until first within ``tolerance``.
 
     ``who[i]`` and ``rating[i]`` are the player and their pre-match rating of the ``i``-th
     appearance, in playing order. A newcomer's settled rating is the mean of the last third of
     their appearances; one who never gets within ``tolerance`` of it counts as their number of
-    appearances. Vectorised over players (a real history has tens of thousands).
+    appearances. Newcomers whose settled rating is within ``min_distance`` of their entry rating
+    are left out (they had nowhere to go). Vectorised over players (a real history has tens of
+    thousands).
     """
     want = np.zeros(int(who.max(initial=-1)) + 1, dtype=bool)
     ids = np.asarray(newcomers, dtype=np.int64)
@@ -131,7 +134,8 @@ def newcomer_convergence(
     settled = tail_sum / np.maximum(tail, 1)
     close = np.abs(rating - np.repeat(settled, counts)) <= tolerance
     first = np.minimum.reduceat(np.where(close, pos, np.repeat(counts, counts)), starts)
-    return [int(x) for x in first[counts >= min_matches]]
+    keep = (counts >= min_matches) & (np.abs(settled - rating[starts]) > min_distance)
+    return [int(x) for x in first[keep]]
 
 
 def _appearances(table: MatchTable, forecast: Forecast) -> tuple[IntArray, FloatArray]:
@@ -154,7 +158,7 @@ class Fairness:
         losing_well: :func:`losing_well_gain`'s first figure (points).
         win_gain: a plain win in the same situation (points, for scale).
         convergence_median: median matches a newcomer needs to get within ``tolerance`` of their
-            settled rating (``nan`` without newcomers).
+            settled rating (``nan`` without newcomers; see :func:`fairness_of` for who counts).
         newcomers: how many newcomers that median is over.
         tolerance: the tolerance in rating points.
     """
@@ -175,7 +179,9 @@ def fairness_of(table: MatchTable, forecast: Forecast, rules: Rules, *, toleranc
     """Drift and newcomer convergence of ``forecast`` (a replay of ``table`` with ``rules``), and losing well.
 
     Newcomers are the players whose first match comes after the first :data:`NEWCOMER_AFTER` of
-    the history and who play at least :data:`MIN_MATCHES` matches.
+    the history, who play at least :data:`MIN_MATCHES` matches and who settle more than
+    ``tolerance`` away from where they entered (on a real history most newcomers settle near the
+    initial rating, and counting them would make every rule set converge "at once").
     """
     good, win = losing_well_gain(rules)
     drift = drift_per_100k(table, forecast)
@@ -184,6 +190,6 @@ def fairness_of(table: MatchTable, forecast: Forecast, rules: Rules, *, toleranc
     who, val = _appearances(table, forecast)
     players, first_seen = np.unique(who, return_index=True)
     newcomers = players[first_seen >= NEWCOMER_AFTER * len(who)]
-    steps = newcomer_convergence(who, val, newcomers, tolerance)
+    steps = newcomer_convergence(who, val, newcomers, tolerance, min_distance=tolerance)
     median = float(np.median(steps)) if steps else float("nan")
     return Fairness(drift, good, win, median, len(steps), tolerance)

@@ -76,6 +76,12 @@ class Constraints:
         """Whether any bound is set."""
         return self.max_drift is not None or self.max_losing_well is not None
 
+    def names(self) -> list[str]:
+        """Names of the bounds that are set, in the order of :meth:`violations`."""
+        return [
+            n for n, v in (("drift", self.max_drift), ("losing_well", self.max_losing_well)) if v is not None
+        ]
+
     def violations(self, fairness: Fairness) -> list[float]:
         """optuna's constraint values: one per bound, feasible when every one is <= 0."""
         out = []

@@ -42,7 +42,7 @@ def calibration_png(systems: Sequence[Mapping[str, Any]], columns: int = 3) -> b
             continue
         s = systems[k]
         bins = s["calibration"]
-        total = sum(b["count"] for b in bins) or 1
+        total = sum(b.get("count", 1) for b in bins) or 1
         ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1)
         ax.plot(
             [b["mean_predicted"] for b in bins], [b["mean_observed"] for b in bins], color="C0", linewidth=1
@@ -50,7 +50,7 @@ def calibration_png(systems: Sequence[Mapping[str, Any]], columns: int = 3) -> b
         ax.scatter(
             [b["mean_predicted"] for b in bins],
             [b["mean_observed"] for b in bins],
-            s=[10 + 200 * b["count"] / total for b in bins],
+            s=[10 + 200 * b.get("count", 1) / total for b in bins],
             color="C0",
         )
         ax.set_title(f"{s['system']}\nlog loss {s['log_loss']:.4f}", fontsize=8)

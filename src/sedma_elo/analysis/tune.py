@@ -207,13 +207,16 @@ def tune_rules(
     base: Rules = REFERENCE_RULES,
     forecaster: Callable[[Rules], Forecaster] = sedma_rules,
     constraints: Constraints | None = None,
+    objectives: int = len(OBJECTIVES),
     on_trial: Callable[[int, float, float], None] | None = None,
 ) -> TuneResult:
     """Search ``space`` with optuna's multi-objective TPE for rules that predict well and are fair.
 
     Every trial minimises the four figures of :mod:`sedma_elo.analysis.objectives` (validation
-    log loss, |drift|, |losing well|, newcomer convergence); ``constraints`` go to the sampler as
-    optuna constraints, so it learns where the feasible rules are. The chosen rules are the
+    log loss, |drift|, |losing well|, newcomer convergence), or only the first ``objectives`` of
+    them (1: validation log loss alone, a sharper search for the chosen point; the front is still
+    over all four figures); ``constraints`` go to the sampler as optuna constraints, so it learns
+    where the feasible rules are. The chosen rules are the
     lowest validation log loss among the trials that meet the constraints. The reference rules
     (``base``) are always the first trial, so without constraints (or when ``base`` meets them) the
     result is never worse on the validation window than where the search started.
@@ -221,7 +224,8 @@ def tune_rules(
     meets the constraints so far (``inf`` while none does); ``name`` names the tuned rules.
 
     Raises:
-        ValidationError: the split has no validation window, ``trials``/``jobs`` below 1, or no
+        ValidationError: the split has no validation window, ``trials``/``jobs`` below 1,
+            ``objectives`` not in 1..4, or no
             trial met the constraints (field ``constraints``; the error names the closest trial).
         SedmaEloError: a worker process failed (``jobs > 1``; its error is on its stderr).
     """
@@ -231,6 +235,8 @@ def tune_rules(
         raise ValidationError("trials", f"must be at least 1, got {trials}")
     if jobs < 1:
         raise ValidationError("jobs", f"must be at least 1, got {jobs}")
+    if not 1 <= objectives <= len(OBJECTIVES):
+        raise ValidationError("objectives", f"must be in 1..{len(OBJECTIVES)}, got {objectives}")
     space = tuple(space if space is not None else search_space())
     constraints = constraints if constraints is not None else Constraints()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -239,7 +245,7 @@ def tune_rules(
         # worker processes need a storage they can share: a journal file in a private directory
         journal = str(Path(tempfile.mkdtemp(prefix="sedma-elo-tune-")) / "journal.log")
     study = optuna.create_study(
-        directions=["minimize"] * len(OBJECTIVES),
+        directions=["minimize"] * objectives,
         sampler=_sampler(seed, constraints),
         storage=_open_storage(storage, journal),
         study_name=study_name,
@@ -260,8 +266,12 @@ def tune_rules(
         rules = rules_from_params(params, base)
         measures = trial_measures(table, split, rules, forecaster(rules))
         trial.set_user_attr("measures", measures.to_dict())
-        trial.set_user_attr(_CONSTRAINTS_KEY, constraints.violations(measures.fairness))
-        return measures.values()
+        violations = constraints.violations(measures.fairness)
+        trial.set_user_attr(_CONSTRAINTS_KEY, violations)
+        if _NATIVE_CONSTRAINTS:
+            for key, value in zip(constraints.names(), violations, strict=True):
+                trial.set_constraint(key, value)
+        return measures.values()[:objectives]
 
     best = [math.inf]
 
@@ -315,6 +325,8 @@ def tune_rules(
 
 
 _CONSTRAINTS_KEY = "constraints"
+#: optuna 5 takes constraints from the trial (``Trial.set_constraint``) and deprecates ``constraints_func``.
+_NATIVE_CONSTRAINTS = hasattr(optuna.trial.Trial, "set_constraint")
 
 
 def _constraint_values(trial: optuna.trial.FrozenTrial) -> Sequence[float]:
@@ -324,7 +336,8 @@ def _constraint_values(trial: optuna.trial.FrozenTrial) -> Sequence[float]:
 
 def _sampler(seed: int, constraints: Constraints) -> optuna.samplers.TPESampler:
     return optuna.samplers.TPESampler(
-        seed=seed, constraints_func=_constraint_values if constraints.active else None
+        seed=seed,
+        constraints_func=_constraint_values if constraints.active and not _NATIVE_CONSTRAINTS else None,
     )
 
 

@@ -251,6 +251,13 @@ def tune_command(
         float | None,
         typer.Option("--max-losing-well", help="Only choose rules whose losing-well gain is at most POINTS."),
     ] = None,
+    loss_only: Annotated[
+        bool,
+        typer.Option(
+            "--loss-only",
+            help="Minimise validation log loss alone (under the constraints); the front is still reported.",
+        ),
+    ] = False,
     front: Annotated[
         Path | None,
         typer.Option(
@@ -301,6 +308,7 @@ def tune_command(
                 base=base,
                 name=name,
                 constraints=bounds,
+                objectives=1 if loss_only else len(OBJECTIVES),
                 on_trial=on_trial,
             )
         result.rules.save(out)
@@ -333,7 +341,7 @@ def tune_command(
             "kind": "tune",
             "history": str(history),
             "rules": str(out),
-            "objectives": list(OBJECTIVES),
+            "objectives": list(OBJECTIVES[:1] if loss_only else OBJECTIVES),
             "constraints": bounds.to_dict(),
             "trials": result.trials,
             "feasible": result.feasible,
