@@ -77,3 +77,16 @@ def test_team_match_refused() -> None:
     m = Match(("a", "b"), ("c", "d"), "a", {})
     with pytest.raises(ValidationError, match="team_a"):
         table_from_matches([m])
+
+
+def test_differences_against_the_first_system(small_history) -> None:  # type: ignore[no-untyped-def]
+    """Every system but the first gets its log-loss difference from it, with an interval around it."""
+    t = table_from_matches(small_history)
+    split = chronological_split(len(t))
+    ref, other = backtest(t, [_constant(0.5), elo(32)], split, resamples=200)
+    assert ref.vs_reference is None
+    d = other.vs_reference
+    assert d is not None
+    assert d.mean == pytest.approx(other.test.log_loss - ref.test.log_loss)
+    assert d.low <= d.mean <= d.high
+    assert other.to_dict()["vs_reference"]["resamples"] == 200

@@ -97,3 +97,63 @@ def test_backtest_empty_history(tmp_path) -> None:  # type: ignore[no-untyped-de
     result = runner.invoke(app, ["backtest", str(path), "--json"])
     assert result.exit_code == 2
     assert "history: is empty" in result.stderr
+
+
+def test_tune_with_constraints_saves_the_front(tmp_path, history: str) -> None:  # type: ignore[no-untyped-def]
+    """--max-drift/--max-losing-well choose a feasible trial; the front JSON feeds report."""
+    zero_sum, out, page = tmp_path / "zs.toml", tmp_path / "fair.toml", tmp_path / "r.html"
+    zero_sum.write_text('name = "zs"\n[update]\nzero_sum = true\n', encoding="utf-8")
+    result = runner.invoke(
+        app,
+        [
+            "tune",
+            history,
+            "--rules",
+            str(zero_sum),
+            "--out",
+            str(out),
+            "--trials",
+            "3",
+            "--max-drift",
+            "1",
+            "--max-losing-well",
+            "5",
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "Pareto front" in result.stdout
+    front = json.loads(out.with_suffix(".front.json").read_text(encoding="utf-8"))
+    assert front["kind"] == "tune" and front["constraints"] == {"max_drift": 1.0, "max_losing_well": 5.0}
+    chosen = front["chosen"]
+    assert abs(chosen["drift_per_100k"]) <= 1 and chosen["losing_well"] <= 5
+    assert "warning" not in result.stderr  # zero-sum rules do not drift
+    assert (
+        runner.invoke(app, ["report", str(out.with_suffix(".front.json")), "--out", str(page)]).exit_code == 0
+    )
+    assert "Tuning 1" in page.read_text(encoding="utf-8")
+
+
+def test_tune_warns_about_drifting_rules(tmp_path, history: str) -> None:  # type: ignore[no-untyped-def]
+    """Rules that inflate the pool by more than 1 point per 100k matches get a warning on stderr."""
+    inflating = tmp_path / "up.toml"
+    inflating.write_text(
+        'name = "up"\n[score]\nmax = 1.5\n[bonus]\nper_16 = 0.2\nmax_16 = 0.5\n', encoding="utf-8"
+    )
+    out = tmp_path / "t.toml"
+    result = runner.invoke(
+        app, ["tune", history, "--rules", str(inflating), "--out", str(out), "--trials", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "warning:" in result.stderr and "inflate" in result.stderr
+
+
+def test_backtest_candidates_carry_fairness(history: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """--candidate adds a rule set whose JSON row has its fairness figures and a bootstrap interval."""
+    zero_sum = tmp_path / "zs.toml"
+    zero_sum.write_text('name = "zs"\n[update]\nzero_sum = true\n', encoding="utf-8")
+    result = runner.invoke(app, ["backtest", history, "--candidate", str(zero_sum), "--json"])
+    assert result.exit_code == 0, result.output
+    first, second = json.loads(result.stdout)["systems"]
+    assert first["vs_reference"] is None and second["vs_reference"]["low"] <= second["vs_reference"]["high"]
+    assert second["fairness"]["drift_per_100k"] == 0.0

@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sedma_elo.analysis.metrics import calibration_table, chronological_split, score_forecasts
+from sedma_elo.analysis.metrics import (
+    calibration_table,
+    chronological_split,
+    paired_bootstrap,
+    score_forecasts,
+)
 from sedma_elo.errors import ValidationError
 
 
@@ -112,3 +117,30 @@ def test_scores_bounded_and_perfect_forecast_best(pairs: list[tuple[float, float
     assert m.log_loss >= 0.0
     assert best.brier <= m.brier
     assert best.log_loss <= m.log_loss + 1e-12
+
+
+def test_bootstrap_of_identical_forecasts_is_zero() -> None:
+    """Two identical systems differ by exactly 0 in every resample."""
+    p = np.linspace(0.1, 0.9, 50)
+    y = (np.arange(50) % 2).astype(float)
+    d = paired_bootstrap(p, p, y, resamples=100)
+    assert (d.mean, d.low, d.high) == (0.0, 0.0, 0.0)
+
+
+def test_bootstrap_interval_excludes_zero_for_a_clearly_better_system() -> None:
+    """A system that is right where a coin flip is not has an interval entirely below 0."""
+    y = (np.arange(400) % 2).astype(float)
+    good = np.where(y == 1.0, 0.8, 0.2)
+    d = paired_bootstrap(good, np.full(400, 0.5), y, resamples=300, seed=3)
+    assert d.high < 0.0
+    assert d.mean == pytest.approx(math.log(0.8) * -1 - math.log(2))
+
+
+def test_bootstrap_is_reproducible_and_checks_arguments() -> None:
+    """The same seed gives the same interval; resamples below 1 are refused by name."""
+    rng = np.random.default_rng(0)
+    p, q = rng.random(100), rng.random(100)
+    y = (rng.random(100) < 0.5).astype(float)
+    assert paired_bootstrap(p, q, y, seed=5) == paired_bootstrap(p, q, y, seed=5)
+    with pytest.raises(ValidationError, match="resamples"):
+        paired_bootstrap(p, q, y, resamples=0)

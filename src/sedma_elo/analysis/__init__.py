@@ -5,6 +5,7 @@ it); nothing here computes Sedma ratings on its own.
 """
 
 from .backtest import SystemResult, backtest, results_to_json
+from .fairness import Fairness, drift_per_100k, fairness_of, losing_well_gain, newcomer_convergence
 from .forecast import Drift, Forecast, Forecaster, rating_drift, rating_quantiles
 from .metrics import (
     CLIP,
@@ -15,6 +16,7 @@ from .metrics import (
     chronological_split,
     score_forecasts,
 )
+from .objectives import OBJECTIVES, Constraints, TrialMeasures, pareto_front, trial_measures
 from .peers import (
     FixedGlicko2Player,
     elo,
@@ -25,13 +27,16 @@ from .peers import (
     tuned_elo,
 )
 from .sedma import calibrated, fit_logit_scale, sedma_rules
-from .simulate import League, LeagueResult, losing_well_gain, simulate_league, spearman
+from .simulate import League, LeagueResult, simulate_league, spearman
 from .table import MatchTable, table_from_history, table_from_matches
 
 __all__ = [
     "CLIP",
+    "OBJECTIVES",
     "CalibrationBin",
+    "Constraints",
     "Drift",
+    "Fairness",
     "FixedGlicko2Player",
     "Forecast",
     "Forecaster",
@@ -41,15 +46,20 @@ __all__ = [
     "Metrics",
     "Split",
     "SystemResult",
+    "TrialMeasures",
     "backtest",
     "calibrated",
     "calibration_table",
     "chronological_split",
+    "drift_per_100k",
     "elo",
+    "fairness_of",
     "fit_logit_scale",
     "glicko2_weekly",
     "losing_well_gain",
+    "newcomer_convergence",
     "openskill_pl",
+    "pareto_front",
     "peer_forecasters",
     "rating_drift",
     "rating_quantiles",
@@ -60,6 +70,7 @@ __all__ = [
     "spearman",
     "table_from_history",
     "table_from_matches",
+    "trial_measures",
     "trueskill_1vs1",
     "tuned_elo",
 ]

@@ -7,12 +7,12 @@ is scored on the same matches, the last ``test_fraction`` of the history (30% by
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .forecast import Drift, Forecast, Forecaster, rating_drift
-from .metrics import Metrics, Split, score_forecasts
+from .metrics import Difference, Metrics, Split, paired_bootstrap, score_forecasts
 from .table import MatchTable
 
 __all__ = ["SystemResult", "backtest", "results_to_json"]
@@ -28,6 +28,9 @@ class SystemResult:
         valid: metrics over the validation window, ``None`` when the split has none.
         drift: rating drift over the test window, ``None`` for systems without ratings.
         seconds: wall time of the run (replay plus any tuning).
+        vs_reference: test log loss minus the first system's, with a paired bootstrap interval
+            (``None`` for the first system itself).
+        extra: more figures for the JSON (e.g. a rule set's fairness), added by the caller.
     """
 
     forecast: Forecast
@@ -35,6 +38,8 @@ class SystemResult:
     valid: Metrics | None
     drift: Drift | None
     seconds: float
+    vs_reference: Difference | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def system(self) -> str:
@@ -52,6 +57,8 @@ class SystemResult:
         out["drift"] = None if self.drift is None else asdict(self.drift)
         out["params"] = dict(self.forecast.params)
         out["seconds"] = round(self.seconds, 3)
+        out["vs_reference"] = None if self.vs_reference is None else self.vs_reference.to_dict()
+        out.update(self.extra)
         return out
 
 
@@ -61,15 +68,18 @@ def backtest(
     split: Split,
     *,
     progress: Callable[[int], None] | None = None,
+    resamples: int = 1000,
 ) -> list[SystemResult]:
     """Run each forecaster over ``table`` and score it on ``split``'s windows.
 
-    ``progress`` is called with the index of each system as it starts (for a progress display).
+    The first forecaster is the reference: every other system's test log loss is compared with
+    it by :func:`paired_bootstrap` (``resamples`` resamples, 95%). ``progress`` is called with the
+    index of each system as it starts (for a progress display).
 
     Raises:
         ValidationError: from the forecasters or the metrics (e.g. a forecast outside [0, 1]).
     """
-    results = []
+    results: list[SystemResult] = []
     test = slice(split.test_start, split.n)
     valid = slice(split.valid_start, split.test_start)
     for i, forecaster in enumerate(forecasters):
@@ -80,7 +90,13 @@ def backtest(
         seconds = time.perf_counter() - start
         test_metrics = score_forecasts(fc.p[test], table.y[test])
         valid_metrics = score_forecasts(fc.p[valid], table.y[valid]) if split.n_valid else None
-        results.append(SystemResult(fc, test_metrics, valid_metrics, rating_drift(table, fc, split), seconds))
+        diff = (
+            paired_bootstrap(fc.p[test], results[0].forecast.p[test], table.y[test], resamples=resamples)
+            if results
+            else None
+        )
+        drift = rating_drift(table, fc, split)
+        results.append(SystemResult(fc, test_metrics, valid_metrics, drift, seconds, diff))
     return results
 
 

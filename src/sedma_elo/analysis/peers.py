@@ -7,6 +7,8 @@
   :class:`FixedGlicko2Player`, which corrects the package's volatility bug (see there).
 * **TrueSkill** (package ``trueskill``), one update per match.
 * **OpenSkill** (package ``openskill``, Plackett-Luce model), one update per match.
+* **WHR** and **kickscore**, the strongest published models, refitted per block of matches
+  (:mod:`sedma_elo.analysis.whole_history`), their settings always chosen on the validation window.
 
 Each forecaster predicts a match from the ratings before it and only then applies the result.
 """
@@ -26,6 +28,7 @@ from ..errors import ValidationError
 from .forecast import Forecast, Forecaster
 from .metrics import Split, score_forecasts
 from .table import MatchTable
+from .whole_history import KICKSCORE_GRID, WHR_GRID, kickscore_periodic, later_slice, whr_periodic
 
 __all__ = [
     "ELO_K_GRID",
@@ -255,19 +258,29 @@ TRUESKILL_GRID: tuple[dict[str, Any], ...] = tuple({"tau": tau} for tau in (25 /
 OPENSKILL_GRID: tuple[dict[str, Any], ...] = tuple({"tau": tau} for tau in (25 / 300, 0.25, 0.5, 1.0))
 
 
-def peer_forecasters(tune: bool = False) -> list[Forecaster]:
+def peer_forecasters(tune: bool = False, strong: bool = True, strong_from: int = 0) -> list[Forecaster]:
     """The systems ``backtest --compare`` runs beside the Sedma rules, cheapest first.
 
-    Plain Elo's K is always tuned on the validation window. With ``tune`` the dynamics of
-    Glicko-2 (starting volatility, rating period), TrueSkill and OpenSkill (tau) are too, from the small grids
-    above (slow: each grid point is a replay of the history before the test window).
+    Plain Elo's K is always tuned on the validation window, and so are WHR's ``w2`` and
+    kickscore's kernel (``strong``; run on the matches from ``strong_from`` on when above 0, see
+    :func:`sedma_elo.analysis.whole_history.later_slice`). With ``tune`` the dynamics of Glicko-2
+    (starting volatility, rating period), TrueSkill and OpenSkill (tau) are too, from the small
+    grids above (slow: each grid point is a replay of the history before the test window).
     """
     if not tune:
-        return [elo(32.0), tuned_elo(), glicko2_weekly(), trueskill_1vs1(), openskill_pl()]
-    return [
-        elo(32.0),
-        tuned_elo(),
-        tuned("glicko-2", glicko2_weekly, GLICKO2_GRID),
-        tuned("trueskill", trueskill_1vs1, TRUESKILL_GRID),
-        tuned("openskill", openskill_pl, OPENSKILL_GRID),
-    ]
+        out = [elo(32.0), tuned_elo(), glicko2_weekly(), trueskill_1vs1(), openskill_pl()]
+    else:
+        out = [
+            elo(32.0),
+            tuned_elo(),
+            tuned("glicko-2", glicko2_weekly, GLICKO2_GRID),
+            tuned("trueskill", trueskill_1vs1, TRUESKILL_GRID),
+            tuned("openskill", openskill_pl, OPENSKILL_GRID),
+        ]
+    if strong:
+        for peer in (
+            tuned("whr", whr_periodic, WHR_GRID),
+            tuned("kickscore", kickscore_periodic, KICKSCORE_GRID),
+        ):
+            out.append(later_slice(peer, strong_from) if strong_from > 0 else peer)
+    return out

@@ -1,18 +1,23 @@
-"""One self-contained HTML page from saved backtest and simulation runs (plots embedded as base64 PNG).
+"""One self-contained HTML page from saved runs (plots embedded as base64 PNG): the designers' page.
 
-A *run* is the JSON object ``sedma-elo backtest --save`` or ``sedma-elo simulate --save`` writes:
-``{"kind": "backtest", ...}`` or ``{"kind": "simulate", ...}``.
+A *run* is the JSON object ``sedma-elo backtest --save``, ``sedma-elo tune`` (its ``--front``
+file) or ``sedma-elo simulate --save`` writes: ``{"kind": "backtest" | "tune" | "simulate", ...}``.
+For each candidate rule set the page shows prediction (test log loss and its difference from the
+reference with a paired bootstrap interval), drift, losing-well gain and newcomer convergence;
+for a tuning run its Pareto front as a table and a plot. Every section has its own numbered
+heading, so two runs of one kind never look alike.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ValidationError
-from .plots import calibration_png, distribution_png
+from .plots import calibration_png, distribution_png, pareto_png
 
 __all__ = ["render_report"]
 
@@ -27,11 +32,24 @@ img { max-width: 100%; }
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
+    """A table cell: integers (and integral floats) as integers, ratings to 0.1, small figures to 4 places."""
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.{digits}f}"
+        if not math.isfinite(value):
+            return "-"
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.{digits}f}"
     return html.escape(str(value))
+
+
+def _diff(d: Mapping[str, Any] | None) -> str:
+    if not d:
+        return "reference"
+    return f"{d['mean']:+.4f} [{d['low']:+.4f}, {d['high']:+.4f}]"
 
 
 def _table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -44,22 +62,26 @@ def _img(png: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
-def _backtest_section(run: Mapping[str, Any]) -> str:
+def _backtest_section(run: Mapping[str, Any], number: int) -> str:
     systems = run["systems"]
     split = run["split"]
     parts = [
-        f"<h2>Backtest: {html.escape(str(run.get('history', '')))}</h2>",
+        f"<h2>Backtest {number}: {html.escape(str(run.get('history', '')))}, "
+        f"reference {html.escape(str(systems[0]['system']))}</h2>",
         f"<p>{split['n']} matches; validation window [{split['valid_start']}, {split['test_start']}), "
         f"test window [{split['test_start']}, {split['n']}) ({split['n'] - split['test_start']} matches). "
         "Every match is predicted from the ratings before it; log loss clips p to [1e-15, 1-1e-15]; "
-        "draws count 0.5 in log loss and Brier and are left out of accuracy.</p>",
+        "draws count 0.5 in log loss and Brier and are left out of accuracy. The difference from the "
+        "reference (the first row) is the test log loss minus the reference's, with a 95% paired "
+        "bootstrap interval over the test matches (negative: better than the reference).</p>",
         _table(
-            "Test window",
-            ["system", "log loss", "Brier", "accuracy", "valid log loss", "seconds"],
+            f"Backtest {number}: test window",
+            ["system", "log loss", "vs reference [95% CI]", "Brier", "accuracy", "valid log loss", "seconds"],
             [
                 [
                     s["system"],
                     s["log_loss"],
+                    _diff(s.get("vs_reference")),
                     s["brier"],
                     s["accuracy"],
                     (s["valid"] or {}).get("log_loss"),
@@ -69,6 +91,37 @@ def _backtest_section(run: Mapping[str, Any]) -> str:
             ],
         ),
     ]
+    fair_rows = [
+        [
+            s["system"],
+            s["log_loss"],
+            _diff(s.get("vs_reference")),
+            f["drift_per_100k"],
+            f["losing_well"],
+            f["win_gain"],
+            f["convergence_median"],
+            f["newcomers"],
+        ]
+        for s in systems
+        if (f := s.get("fairness"))
+    ]
+    if fair_rows:
+        parts.append(
+            _table(
+                f"Backtest {number}: candidate rule sets, prediction and fairness on this history",
+                [
+                    "rules",
+                    "test log loss",
+                    "vs reference [95% CI]",
+                    "drift / 100k matches",
+                    "losing well (+pts)",
+                    "plain win (+pts)",
+                    "newcomer convergence (median matches)",
+                    "newcomers",
+                ],
+                fair_rows,
+            )
+        )
     drift_rows = [
         [
             s["system"],
@@ -85,7 +138,7 @@ def _backtest_section(run: Mapping[str, Any]) -> str:
     if drift_rows:
         parts.append(
             _table(
-                "Rating drift over the test window (each system's own scale)",
+                f"Backtest {number}: rating drift over the test window (each system's own scale)",
                 [
                     "system",
                     "mean at start",
@@ -98,7 +151,7 @@ def _backtest_section(run: Mapping[str, Any]) -> str:
                 drift_rows,
             )
         )
-    parts.append(_img(calibration_png(systems), "calibration curves"))
+    parts.append(_img(calibration_png(systems), f"backtest {number}: calibration, one panel per system"))
     if run.get("timeline"):
         parts.append(
             _img(distribution_png(run["timeline"], f"Ratings over time: {systems[0]['system']}"), "ratings")
@@ -106,7 +159,51 @@ def _backtest_section(run: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _simulate_section(run: Mapping[str, Any]) -> str:
+def _tune_section(run: Mapping[str, Any], number: int) -> str:
+    bounds = run.get("constraints") or {}
+    said = [f"|drift| <= {bounds['max_drift']:g}" for _ in [0] if bounds.get("max_drift") is not None]
+    said += [
+        f"losing well <= {bounds['max_losing_well']:g}"
+        for _ in [0]
+        if bounds.get("max_losing_well") is not None
+    ]
+    chosen = run["chosen"]
+    test = run.get("test", {})
+    rows = [
+        [
+            row["trial"],
+            row["valid_log_loss"],
+            row["drift_per_100k"],
+            row["losing_well"],
+            row["convergence_median"],
+            "chosen" if row["trial"] == chosen["trial"] else "",
+        ]
+        for row in run["front"]
+    ]
+    return "\n".join(
+        [
+            f"<h2>Tuning {number}: {html.escape(str(run.get('history', '')))} &rarr; "
+            f"{html.escape(str(run.get('rules', '')))}</h2>",
+            f"<p>{run['trials']} trials, {run['feasible']} meeting the constraints "
+            f"({html.escape(', '.join(said) or 'none')}). Chosen: trial {chosen['trial']}, the lowest "
+            "validation log loss among those. Test window, scored once after the search: starting rules "
+            f"{_fmt((test.get('starting rules') or {}).get('log_loss'))}, tuned "
+            f"{_fmt((test.get('tuned rules') or {}).get('log_loss'))}; drift of the tuned rules over the "
+            f"whole history {_fmt(run.get('full_history_drift_per_100k'))} points per 100k matches.</p>",
+            _table(
+                f"Tuning {number}: Pareto front (validation window)",
+                ["trial", "valid log loss", "drift / 100k", "losing well", "convergence (median)", ""],
+                rows,
+            ),
+            _img(
+                pareto_png(run.get("all_trials") or run["front"], run["front"], chosen["trial"]),
+                "Pareto front",
+            ),
+        ]
+    )
+
+
+def _simulate_section(run: Mapping[str, Any], number: int) -> str:
     league = run["league"]
     rows = [
         [
@@ -123,10 +220,11 @@ def _simulate_section(run: Mapping[str, Any]) -> str:
     ]
     return "\n".join(
         [
-            "<h2>Simulated league</h2>",
+            f"<h2>Simulated league {number}: {league.get('players')} players, "
+            f"{league.get('matches')} matches, seed {league.get('seed')}</h2>",
             "<p>" + html.escape(", ".join(f"{k}={v}" for k, v in league.items())) + "</p>",
             _table(
-                "Rule sets on the same simulated matches",
+                f"Simulated league {number}: rule sets on the same simulated matches",
                 [
                     "rules",
                     "Spearman vs true skill",
@@ -144,22 +242,26 @@ def _simulate_section(run: Mapping[str, Any]) -> str:
 
 
 def render_report(runs: Sequence[Mapping[str, Any]], title: str = "sedma-elo analysis report") -> str:
-    """The HTML page for ``runs`` (backtest and simulate runs, in the given order).
+    """The HTML page for ``runs`` (backtest, tune and simulate runs, in the given order).
+
+    Sections of one kind are numbered in order (Backtest 1, Backtest 2, ...).
 
     Raises:
-        ValidationError: no runs, or a run whose ``kind`` is not ``backtest`` or ``simulate``.
+        ValidationError: no runs, or a run whose ``kind`` is not ``backtest``, ``tune`` or ``simulate``.
     """
     if not runs:
-        raise ValidationError("runs", "give at least one saved backtest or simulate run")
+        raise ValidationError("runs", "give at least one saved backtest, tune or simulate run")
+    renderers = {"backtest": _backtest_section, "tune": _tune_section, "simulate": _simulate_section}
+    seen: dict[str, int] = {}
     sections = []
     for i, run in enumerate(runs):
         kind = run.get("kind") if isinstance(run, Mapping) else None
-        if kind == "backtest":
-            sections.append(_backtest_section(run))
-        elif kind == "simulate":
-            sections.append(_simulate_section(run))
-        else:
-            raise ValidationError(f"runs[{i}].kind", f"must be 'backtest' or 'simulate', got {kind!r}")
+        if kind not in renderers:
+            raise ValidationError(
+                f"runs[{i}].kind", f"must be 'backtest', 'tune' or 'simulate', got {kind!r}"
+            )
+        seen[kind] = seen.get(kind, 0) + 1
+        sections.append(renderers[kind](run, seen[kind]))
     return (
         f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>\n"

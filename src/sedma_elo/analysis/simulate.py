@@ -14,9 +14,8 @@ Generative model (all randomness from one ``numpy`` generator with a fixed seed)
 * Bad moves: each player makes ``Poisson(bad_rate * exp(-theta / 400))`` per match, so weaker
   players make more.
 
-The matches are rated with the engine (the fold of :mod:`sedma_elo.core.fold`, or the kernel that
-agrees with it) through the same forecaster the backtest uses, so the rule set under test is
-exactly the one the service runs.
+The matches are rated with the engine (:func:`sedma_elo.core.engine.rate`) through the same
+forecaster the backtest uses, so the rule set under test is exactly the one the service runs.
 """
 
 from __future__ import annotations
@@ -29,10 +28,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.fold import RatingState
 from ..core.model import Match, PlayerStats, Winner
 from ..core.rules import REFERENCE_RULES, Rules
 from ..errors import ValidationError
+from .fairness import losing_well_gain, newcomer_convergence
 from .metrics import Split
 from .sedma import sedma_rules
 from .table import table_from_matches
@@ -46,9 +45,6 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
-
-#: Games played assumed for the "losing well" comparison (an established player).
-ESTABLISHED_GAMES = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,48 +187,6 @@ def spearman(x: npt.ArrayLike, y: npt.ArrayLike) -> float:
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
-def losing_well_gain(rules: Rules = REFERENCE_RULES) -> tuple[int, int]:
-    """(gain of a loss with every bonus at its cap over a plain loss, gain of a plain win).
-
-    Both between two established players (:data:`ESTABLISHED_GAMES` games each, for rules whose K
-    depends on games played) at the initial rating, rated against one
-    :class:`~sedma_elo.core.fold.RatingState` (not committed).
-    """
-
-    def enough(per: float, cap: float) -> int:
-        return 0 if per <= 0 else math.ceil(cap / per) + 1
-
-    best = PlayerStats(
-        won_by_16=enough(rules.bonus_16.per_round, rules.bonus_16.cap),
-        won_by_24=enough(rules.bonus_24.per_round, rules.bonus_24.cap),
-        won_by_4_and_last=enough(rules.bonus_4_and_last.per_round, rules.bonus_4_and_last.cap),
-    )
-    r0 = rules.initial_rating
-    state = RatingState.of({"x": r0, "y": r0}, {"x": ESTABLISHED_GAMES, "y": ESTABLISHED_GAMES})
-
-    def delta(match: Match) -> int:
-        return state.rate(match, rules)["x"].delta
-
-    good_loss = delta(Match.single("x", "y", "b", best, PlayerStats()))
-    plain_loss = delta(Match.single("x", "y", "b"))
-    plain_win = delta(Match.single("x", "y", "a"))
-    return good_loss - plain_loss, plain_win
-
-
-def _convergence(
-    who: npt.NDArray[np.int64], rating: FloatArray, newcomers: list[int], tolerance: float
-) -> tuple[list[int], int]:
-    steps = []
-    for player in newcomers:
-        path = rating[who == player]
-        if path.size < 6:
-            continue
-        settled = path[-(path.size // 3) :].mean()
-        close = np.flatnonzero(np.abs(path - settled) <= tolerance)
-        steps.append(int(close[0]) if close.size else int(path.size))
-    return steps, len(steps)
-
-
 def simulate_league(
     league: League, rules: Rules = REFERENCE_RULES, *, tolerance: float = 50.0
 ) -> LeagueResult:
@@ -263,7 +217,8 @@ def simulate_league(
         for i in range(league.founders, league.players)
         if f"p{i}" in table.players
     ]
-    steps, count = _convergence(who, val, newcomers, tolerance)
+    steps = newcomer_convergence(who, val, newcomers, tolerance)
+    count = len(steps)
     good, win = losing_well_gain(rules)
     return LeagueResult(
         rules=rules.label,

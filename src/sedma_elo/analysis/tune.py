@@ -1,9 +1,10 @@
-"""Tuning a rule set's coefficients for forecast quality, honestly.
+"""Tuning a rule set's coefficients for forecast quality and fairness, honestly.
 
-The objective is the log loss of the rule set's plain expected score on the *validation* window
-(by default the 20% of matches just before the last 30%). The tuner replays only the matches
-before the test window, so the test window cannot influence any trial; it is scored once, after
-the search, by the caller.
+The objectives (:mod:`sedma_elo.analysis.objectives`) are the log loss of the rule set's plain
+expected score on the *validation* window (by default the 20% of matches just before the last
+30%) together with its drift, "losing well" gain and newcomer convergence; bounds on drift and
+losing well are optuna constraints. The tuner replays only the matches before the test window,
+so the test window cannot influence any trial; it is scored once, after the search, by the caller.
 
 The search space (:func:`search_space`) is bounded and listed in ``docs/analysis.md``. Optuna's
 TPE sampler with a fixed seed makes a single-process search reproducible; ``jobs > 1`` runs
@@ -32,8 +33,10 @@ from ..core.coefficients import search_space as declared_search_space
 from ..core.rules import REFERENCE_RULES, Rules
 from ..core.rules_toml import point_of, rules_from_point
 from ..errors import SedmaEloError, ValidationError
+from .fairness import Fairness
 from .forecast import Forecaster
 from .metrics import Split, score_forecasts
+from .objectives import OBJECTIVES, Constraints, TrialMeasures, front_rows, replay_head, trial_measures
 from .sedma import sedma_rules
 from .table import MatchTable
 
@@ -71,27 +74,38 @@ def validation_loss(
     table: MatchTable, split: Split, rules: Rules, forecaster: Callable[[Rules], Forecaster] = sedma_rules
 ) -> float:
     """Log loss of ``rules`` on the validation window, replaying only the matches before the test window."""
-    head = table.head(split.test_start)
-    fc = forecaster(rules)(head, split)
+    head, fc = replay_head(table, split, forecaster(rules))
     window = slice(split.valid_start, split.test_start)
     return score_forecasts(fc.p[window], head.y[window]).log_loss
 
 
 @dataclass(frozen=True, slots=True)
 class TuneResult:
-    """The best trial of a search.
+    """The chosen trial of a search and the Pareto front it was chosen from.
 
     Attributes:
-        rules: the best rule set found.
+        rules: the chosen rule set: the lowest validation log loss among the trials that meet the
+            constraints (among all trials without constraints).
         valid_log_loss: its log loss on the validation window.
         trials: number of finished trials in the study.
-        params: the best point of the search space.
+        params: the chosen point of the search space.
+        measures: every figure of the chosen trial (log loss and fairness).
+        front: the Pareto front of the trials that meet the constraints, best log loss first
+            (rows of :func:`sedma_elo.analysis.objectives.front_rows`).
+        feasible: how many finished trials meet the constraints.
+        number: the chosen trial's number.
+        everything: every finished trial's figures (no parameters) with ``feasible``, for plots.
     """
 
     rules: Rules
     valid_log_loss: float
     trials: int
     params: Mapping[str, float | str]
+    measures: TrialMeasures
+    front: tuple[dict[str, Any], ...] = ()
+    feasible: int = 0
+    number: int = 0
+    everything: tuple[dict[str, Any], ...] = ()
 
 
 def tune_rules(
@@ -107,16 +121,27 @@ def tune_rules(
     space: Sequence[Param] | None = None,
     base: Rules = REFERENCE_RULES,
     forecaster: Callable[[Rules], Forecaster] = sedma_rules,
+    constraints: Constraints | None = None,
+    objectives: int = len(OBJECTIVES),
     on_trial: Callable[[int, float, float], None] | None = None,
 ) -> TuneResult:
-    """Search ``space`` with optuna TPE for the rules with the lowest validation log loss.
+    """Search ``space`` with optuna's multi-objective TPE for rules that predict well and are fair.
 
-    The reference rules (``base``) are always the first trial, so the result is never worse on
-    the validation window than where the search started. ``on_trial(number, value, best)`` is
-    called after each trial (for a progress display); ``name`` names the tuned rules.
+    Every trial minimises the four figures of :mod:`sedma_elo.analysis.objectives` (validation
+    log loss, |drift|, |losing well|, newcomer convergence), or only the first ``objectives`` of
+    them (1: validation log loss alone, a sharper search for the chosen point; the front is still
+    over all four figures); ``constraints`` go to the sampler as optuna constraints, so it learns
+    where the feasible rules are. The chosen rules are the
+    lowest validation log loss among the trials that meet the constraints. The reference rules
+    (``base``) are always the first trial, so without constraints (or when ``base`` meets them) the
+    result is never worse on the validation window than where the search started.
+    ``on_trial(number, log_loss, best)`` is called after each trial, with the best log loss that
+    meets the constraints so far (``inf`` while none does); ``name`` names the tuned rules.
 
     Raises:
-        ValidationError: the split has no validation window, or ``trials``/``jobs`` below 1.
+        ValidationError: the split has no validation window, ``trials``/``jobs`` below 1,
+            ``objectives`` not in 1..4, or no
+            trial met the constraints (field ``constraints``; the error names the closest trial).
         SedmaEloError: a worker process failed (``jobs > 1``; its error is on its stderr).
     """
     if split.n_valid < 1:
@@ -125,15 +150,18 @@ def tune_rules(
         raise ValidationError("trials", f"must be at least 1, got {trials}")
     if jobs < 1:
         raise ValidationError("jobs", f"must be at least 1, got {jobs}")
+    if not 1 <= objectives <= len(OBJECTIVES):
+        raise ValidationError("objectives", f"must be in 1..{len(OBJECTIVES)}, got {objectives}")
     space = tuple(space if space is not None else search_space())
+    constraints = constraints if constraints is not None else Constraints()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     journal = None
     if jobs > 1 and storage is None:
         # worker processes need a storage they can share: a journal file in a private directory
         journal = str(Path(tempfile.mkdtemp(prefix="sedma-elo-tune-")) / "journal.log")
     study = optuna.create_study(
-        direction="minimize",
-        sampler=optuna.samplers.TPESampler(seed=seed),
+        directions=["minimize"] * objectives,
+        sampler=_sampler(seed, constraints),
         storage=_open_storage(storage, journal),
         study_name=study_name,
         load_if_exists=storage is not None,
@@ -141,7 +169,7 @@ def tune_rules(
     if not study.trials:
         study.enqueue_trial(_params_of(base, space), skip_if_exists=True)
 
-    def objective(trial: optuna.Trial) -> float:
+    def objective(trial: optuna.Trial) -> tuple[float, ...]:
         params: dict[str, float | str] = {}
         for p in space:
             if p.choices:
@@ -151,27 +179,87 @@ def tune_rules(
             else:
                 params[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
         rules = rules_from_params(params, base)
-        loss = validation_loss(table, split, rules, forecaster)
-        return loss if math.isfinite(loss) else float("inf")
+        measures = trial_measures(table, split, rules, forecaster(rules))
+        trial.set_user_attr("measures", measures.to_dict())
+        violations = constraints.violations(measures.fairness)
+        trial.set_user_attr(_CONSTRAINTS_KEY, violations)
+        if _NATIVE_CONSTRAINTS:
+            for key, value in zip(constraints.names(), violations, strict=True):
+                trial.set_constraint(key, value)
+        return measures.values()[:objectives]
 
-    def callback(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
-        if on_trial is not None and trial.value is not None:
-            on_trial(trial.number, trial.value, study.best_value)
+    best = [math.inf]
+
+    def report(number: int, values: Sequence[float], attrs: Mapping[str, Any]) -> None:
+        measures = _measures_from(attrs)
+        if constraints.met(measures.fairness):
+            best[0] = min(best[0], values[0])
+        if on_trial is not None:
+            on_trial(number, values[0], best[0])
 
     try:
         if jobs == 1:
-            study.optimize(objective, n_trials=trials, callbacks=[callback])
+            study.optimize(
+                objective,
+                n_trials=trials,
+                callbacks=[lambda _, t: report(t.number, t.values, t.user_attrs) if t.values else None],
+            )
         else:
-            _optimize_in_processes(study, storage, journal, seed, objective, trials, jobs, on_trial)
-        best = study.best_trial
-        value = float(study.best_value)
-        count = len(study.trials)
+            _optimize_in_processes(
+                study, storage, journal, seed, constraints, objective, trials, jobs, report
+            )
+        done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     finally:
         if journal is not None:
             shutil.rmtree(Path(journal).parent, ignore_errors=True)
-    note = f"Tuned by sedma-elo tune: validation log loss {value:.5f} over {count} trials."
-    rules = rules_from_params(best.params, base, name).replace(description=note)
-    return TuneResult(rules, value, count, dict(best.params))
+    measured = [(t.number, _measures_from(t.user_attrs), dict(t.params)) for t in done]
+    ok = [row for row in measured if constraints.met(row[1].fairness)]
+    if not ok:
+        closest = min(
+            measured, key=lambda row: sum(max(v, 0.0) for v in constraints.violations(row[1].fairness))
+        )
+        raise ValidationError(
+            "constraints",
+            f"none of {len(measured)} trials met them; closest: trial {closest[0]} with "
+            f"drift {closest[1].fairness.drift_per_100k:.2f} per 100k matches and losing well "
+            f"{closest[1].fairness.losing_well} (more trials, or looser bounds)",
+        )
+    number, measures, params = min(ok, key=lambda row: (row[1].valid_log_loss, row[0]))
+    note = (
+        f"Tuned by sedma-elo tune: validation log loss {measures.valid_log_loss:.5f} over {len(done)} trials"
+        + (f" ({len(ok)} met the constraints)." if constraints.active else ".")
+    )
+    rules = rules_from_params(params, base, name).replace(description=note)
+    front = tuple(front_rows(measured, constraints))
+    everything = tuple(
+        {"trial": n, **m.to_dict(), "feasible": constraints.met(m.fairness)} for n, m, _ in measured
+    )
+    return TuneResult(
+        rules, measures.valid_log_loss, len(done), params, measures, front, len(ok), number, everything
+    )
+
+
+_CONSTRAINTS_KEY = "constraints"
+#: optuna 5 takes constraints from the trial (``Trial.set_constraint``) and deprecates ``constraints_func``.
+_NATIVE_CONSTRAINTS = hasattr(optuna.trial.Trial, "set_constraint")
+
+
+def _constraint_values(trial: optuna.trial.FrozenTrial) -> Sequence[float]:
+    """optuna's constraints_func: the violations the objective stored on the trial."""
+    return list(trial.user_attrs.get(_CONSTRAINTS_KEY, []))
+
+
+def _sampler(seed: int, constraints: Constraints) -> optuna.samplers.TPESampler:
+    return optuna.samplers.TPESampler(
+        seed=seed,
+        constraints_func=_constraint_values if constraints.active and not _NATIVE_CONSTRAINTS else None,
+    )
+
+
+def _measures_from(attrs: Mapping[str, Any]) -> TrialMeasures:
+    data = dict(attrs["measures"])
+    loss = float(data.pop("valid_log_loss"))
+    return TrialMeasures(loss, Fairness(**data))
 
 
 def _open_storage(storage: str | None, journal: str | None) -> str | optuna.storages.BaseStorage | None:
@@ -185,7 +273,8 @@ def _worker(
     journal: str | None,
     study_name: str,
     seed: int,
-    objective: Callable[[optuna.Trial], float],
+    constraints: Constraints,
+    objective: Callable[[optuna.Trial], tuple[float, ...]],
     trials: int,
 ) -> None:
     """Body of one worker process: open the shared study with its own sampler seed and run trials."""
@@ -195,7 +284,7 @@ def _worker(
     study = optuna.load_study(
         study_name=study_name,
         storage=shared,
-        sampler=optuna.samplers.TPESampler(seed=seed),
+        sampler=_sampler(seed, constraints),
     )
     study.optimize(objective, n_trials=trials)
 
@@ -205,10 +294,11 @@ def _optimize_in_processes(
     storage: str | None,
     journal: str | None,
     seed: int,
-    objective: Callable[[optuna.Trial], float],
+    constraints: Constraints,
+    objective: Callable[[optuna.Trial], tuple[float, ...]],
     trials: int,
     jobs: int,
-    on_trial: Callable[[int, float, float], None] | None,
+    report: Callable[[int, Sequence[float], Mapping[str, Any]], None],
 ) -> None:
     """Run ``trials`` trials in ``jobs`` forked processes that share ``study`` through its storage.
 
@@ -218,7 +308,10 @@ def _optimize_in_processes(
     ctx = multiprocessing.get_context("fork")
     shares = [trials // jobs + (1 if i < trials % jobs else 0) for i in range(jobs)]
     procs = [
-        ctx.Process(target=_worker, args=(storage, journal, study.study_name, seed + 1 + i, objective, n))
+        ctx.Process(
+            target=_worker,
+            args=(storage, journal, study.study_name, seed + 1 + i, constraints, objective, n),
+        )
         for i, n in enumerate(shares)
         if n > 0
     ]
@@ -229,10 +322,9 @@ def _optimize_in_processes(
         running = any(proc.is_alive() for proc in procs)
         done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
         for trial in sorted(done, key=lambda t: t.number):
-            if trial.number not in seen and trial.value is not None:
+            if trial.number not in seen and trial.values:
                 seen.add(trial.number)
-                if on_trial is not None:
-                    on_trial(trial.number, trial.value, study.best_value)
+                report(trial.number, trial.values, trial.user_attrs)
         if not running:
             break
         time.sleep(0.2)

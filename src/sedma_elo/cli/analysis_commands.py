@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..analysis import (
+    OBJECTIVES,
     League,
     MatchTable,
     Split,
@@ -21,6 +22,8 @@ from ..analysis import (
     backtest,
     calibrated,
     chronological_split,
+    drift_per_100k,
+    fairness_of,
     peer_forecasters,
     rating_quantiles,
     results_to_json,
@@ -78,13 +81,25 @@ def _load(path: Path, skip_bad: bool, limit: int | None) -> MatchTable:
 
 def _metrics_table(results: list[SystemResult], split: Split) -> Table:
     t = Table(title=f"Test window: last {split.n_test} of {split.n} matches")
-    for col in ("system", "log loss", "Brier", "accuracy", "valid log loss", "seconds"):
+    cols = ("system", "log loss", "vs first [95% CI]", "Brier", "accuracy", "valid log loss", "seconds")
+    for col in cols:
         t.add_column(col, justify="left" if col == "system" else "right")
     for r in results:
         acc = "-" if r.test.accuracy is None else f"{r.test.accuracy:.4f}"
         valid = "-" if r.valid is None else f"{r.valid.log_loss:.4f}"
-        t.add_row(r.system, f"{r.test.log_loss:.4f}", f"{r.test.brier:.4f}", acc, valid, f"{r.seconds:.1f}")
+        d = r.vs_reference
+        diff = "-" if d is None else f"{d.mean:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
+        t.add_row(
+            r.system, f"{r.test.log_loss:.4f}", diff, f"{r.test.brier:.4f}", acc, valid, f"{r.seconds:.1f}"
+        )
     return t
+
+
+def _with_fairness(table: MatchTable, result: SystemResult, rules: Rules, path: Path | None) -> SystemResult:
+    """``result`` (a Sedma rule set's) with its fairness figures on the whole history for the JSON."""
+    fair = fairness_of(table, result.forecast, rules)
+    extra = {**result.extra, "fairness": fair.to_dict(), "rules_file": None if path is None else str(path)}
+    return replace(result, extra=extra)
 
 
 def _print_details(result: SystemResult) -> None:
@@ -115,8 +130,22 @@ def backtest_command(
     ] = False,
     compare: Annotated[
         bool,
-        typer.Option("--compare", help="Also run plain Elo, tuned Elo, Glicko-2, TrueSkill and OpenSkill."),
+        typer.Option(
+            "--compare",
+            help="Also run plain and tuned Elo, Glicko-2, TrueSkill, OpenSkill, WHR and kickscore.",
+        ),
     ] = False,
+    candidates: Annotated[
+        list[Path] | None,
+        typer.Option("--candidate", help="Another rules file to score beside --rules (repeatable)."),
+    ] = None,
+    strong_from: Annotated[
+        int,
+        typer.Option(
+            "--strong-peers-from",
+            help="With --compare, run WHR and kickscore on the matches from this index on (0: all).",
+        ),
+    ] = 0,
     tune_peers: Annotated[
         bool,
         typer.Option(
@@ -145,11 +174,13 @@ def backtest_command(
         the_rules = load_rules(rules)
         table = _load(history, skip_bad, limit)
         split = chronological_split(len(table), test_fraction, valid_fraction)
-        forecasters = [sedma_rules(the_rules)]
+        rule_sets: list[tuple[Rules, Path | None]] = [(the_rules, rules)]
+        rule_sets += [(load_rules(path), path) for path in candidates or []]
+        forecasters = [sedma_rules(r) for r, _ in rule_sets]
         if calibrate:
             forecasters.append(calibrated(sedma_rules(the_rules)))
         if compare:
-            forecasters.extend(peer_forecasters(tune=tune_peers))
+            forecasters.extend(peer_forecasters(tune=tune_peers, strong_from=strong_from))
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -161,6 +192,8 @@ def backtest_command(
             task = bar.add_task("systems", total=len(forecasters))
             results = backtest(table, forecasters, split, progress=lambda i: bar.update(task, completed=i))
             bar.update(task, completed=len(forecasters))
+        for i, (r, path) in enumerate(rule_sets):
+            results[i] = _with_fairness(table, results[i], r, path)
         run: dict[str, Any] = {"kind": "backtest", "history": str(history), **results_to_json(results, split)}
         if save is not None or plots is not None:
             run["timeline"] = rating_quantiles(table, results[0].forecast)
@@ -208,13 +241,38 @@ def tune_command(
     ] = "sedma-elo-tune",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the TPE sampler.")] = 0,
     name: Annotated[str, typer.Option("--name", help="Name written into the tuned rules file.")] = "tuned",
+    max_drift: Annotated[
+        float | None,
+        typer.Option(
+            "--max-drift", help="Only choose rules whose |drift| is at most POINTS per 100,000 matches."
+        ),
+    ] = None,
+    max_losing_well: Annotated[
+        float | None,
+        typer.Option("--max-losing-well", help="Only choose rules whose losing-well gain is at most POINTS."),
+    ] = None,
+    loss_only: Annotated[
+        bool,
+        typer.Option(
+            "--loss-only",
+            help="Minimise validation log loss alone (under the constraints); the front is still reported.",
+        ),
+    ] = False,
+    front: Annotated[
+        Path | None,
+        typer.Option(
+            "--front", help="Where to save the Pareto front as JSON (default: OUT with .front.json)."
+        ),
+    ] = None,
     test_fraction: TestOpt = 0.3,
     valid_fraction: ValidOpt = 0.2,
     limit: LimitOpt = None,
     skip_bad: SkipOpt = False,
 ) -> None:
-    """Search the rules' coefficients for the lowest log loss on the validation window (optuna TPE).
+    """Search the rules' coefficients for a low validation log loss and fair ratings (optuna TPE).
 
+    Each trial is scored on validation log loss, drift, losing-well gain and newcomer
+    convergence; `--out` gets the lowest log loss that meets --max-drift / --max-losing-well.
     The test window is never seen by the search; it is scored once, after it, for the starting
     and the tuned rules.
     """
@@ -222,6 +280,10 @@ def tune_command(
         base = load_rules(rules)
         table = _load(history, skip_bad, limit)
         split = chronological_split(len(table), test_fraction, valid_fraction)
+        from ..analysis.objectives import Constraints
+        from ..analysis.tune import tune_rules  # optuna: slow to import
+
+        bounds = Constraints(max_drift, max_losing_well)
         with Progress(
             TextColumn("trial"),
             BarColumn(),
@@ -235,8 +297,6 @@ def tune_command(
             def on_trial(number: int, value: float, best: float) -> None:
                 bar.update(task, advance=1, best=f"{best:.5f}")
 
-            from ..analysis.tune import tune_rules  # optuna: slow to import
-
             result = tune_rules(
                 table,
                 split,
@@ -247,14 +307,21 @@ def tune_command(
                 study_name=study_name,
                 base=base,
                 name=name,
+                constraints=bounds,
+                objectives=1 if loss_only else len(OBJECTIVES),
                 on_trial=on_trial,
             )
         result.rules.save(out)
-        console.print(f"best of {result.trials} trials: validation log loss {result.valid_log_loss:.5f}")
+        console.print(_front_table(result.front))
+        console.print(
+            f"chose trial {result.number} of {result.trials} ({result.feasible} met the constraints): "
+            f"validation log loss {result.valid_log_loss:.5f}"
+        )
         for key, value in sorted(result.params.items()):
             console.print(f"  {key} = {value:.6g}" if isinstance(value, float) else f"  {key} = {value}")
         console.print(f"wrote {out}")
         test = slice(split.test_start, split.n)
+        scored: dict[str, Any] = {}
         for label, r in (("starting rules", base), ("tuned rules", result.rules)):
             fc = sedma_rules(r)(table, split)
             m = score_forecasts(fc.p[test], table.y[test])
@@ -262,6 +329,46 @@ def tune_command(
             console.print(
                 f"test window ({split.n_test} matches), {label}: log loss {m.log_loss:.5f}, accuracy {acc}"
             )
+            scored[label] = {"log_loss": m.log_loss, "accuracy": m.accuracy}
+        drift = drift_per_100k(table, fc)
+        if abs(drift) > 1.0:
+            err_console.print(
+                f"warning: the rules written to {out} {'inflate' if drift > 0 else 'deflate'} the pool by "
+                f"{abs(drift):.1f} points per 100,000 matches on this history (more than 1)",
+                highlight=False,
+            )
+        saved = {
+            "kind": "tune",
+            "history": str(history),
+            "rules": str(out),
+            "objectives": list(OBJECTIVES[:1] if loss_only else OBJECTIVES),
+            "constraints": bounds.to_dict(),
+            "trials": result.trials,
+            "feasible": result.feasible,
+            "chosen": {"trial": result.number, **result.measures.to_dict(), "params": dict(result.params)},
+            "test": scored,
+            "full_history_drift_per_100k": drift,
+            "front": list(result.front),
+            "all_trials": list(result.everything),
+        }
+        front_path = front if front is not None else out.with_suffix(".front.json")
+        front_path.write_text(json.dumps(saved, indent=1), encoding="utf-8")
+        console.print(f"wrote the Pareto front ({len(result.front)} rule sets) to {front_path}")
+
+
+def _front_table(rows: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> Table:
+    t = Table(title="Pareto front of the trials that meet the constraints (validation window)")
+    for col in ("trial", "valid log loss", "drift/100k", "losing well", "converge med"):
+        t.add_column(col, justify="right")
+    for row in rows:
+        t.add_row(
+            str(row["trial"]),
+            f"{row['valid_log_loss']:.5f}",
+            f"{row['drift_per_100k']:+.2f}",
+            f"{row['losing_well']:+d}",
+            f"{row['convergence_median']:.0f}",
+        )
+    return t
 
 
 @app.command("simulate")

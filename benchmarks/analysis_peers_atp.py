@@ -1,0 +1,168 @@
+"""The full comparison table of docs/analysis.md, one group of systems per process, merged at the end.
+
+Usage:
+    python benchmarks/analysis_peers_atp.py run HISTORY GROUP OUTDIR [options] [RULES.toml ...]
+    python benchmarks/analysis_peers_atp.py merge HISTORY OUTDIR OUT.json
+
+GROUP is ``sedma`` (the reference rules, then each RULES file), ``standard`` (Elo, tuned Elo,
+Glicko-2, TrueSkill, OpenSkill, as in ``backtest --compare``), ``whr`` or ``kickscore``. Each run
+saves every system's forecasts and seconds in OUTDIR; ``merge`` scores them all on the standard
+split with :func:`sedma_elo.analysis.backtest` (so the paired bootstrap intervals are against the
+reference rules), adds the fairness figures of the Sedma rule sets, writes a run for
+``sedma-elo report`` and prints the markdown table. Options of ``run``: ``--from N`` runs the
+group on the matches from index N on (a documented later slice); ``--refit N`` and ``--iterations
+N`` set WHR's block size and Newton steps per refit (kickscore: block size and EP sweeps).
+Groups can run at once in separate processes (the machine's cores are shared).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sedma_elo import REFERENCE_RULES, load_rules
+from sedma_elo.analysis import (
+    Forecast,
+    Forecaster,
+    backtest,
+    chronological_split,
+    fairness_of,
+    peer_forecasters,
+    results_to_json,
+    sedma_rules,
+    table_from_history,
+)
+from sedma_elo.analysis.peers import tuned
+from sedma_elo.analysis.whole_history import (
+    KICKSCORE_GRID,
+    WHR_GRID,
+    kickscore_periodic,
+    later_slice,
+    whr_periodic,
+)
+from sedma_elo.batch.history import load_history
+
+
+def _options(args: list[str]) -> tuple[dict[str, int], list[str]]:
+    opts: dict[str, int] = {}
+    rest = []
+    it = iter(args)
+    for arg in it:
+        if arg in ("--from", "--refit", "--iterations"):
+            opts[arg[2:]] = int(next(it))
+        else:
+            rest.append(arg)
+    return opts, rest
+
+
+def _group(name: str, opts: dict[str, int], rules_files: list[str]) -> list[Forecaster]:
+    start = opts.get("from", 0)
+    if name == "sedma":
+        return [sedma_rules(REFERENCE_RULES)] + [sedma_rules(load_rules(p)) for p in rules_files]
+    if name == "standard":
+        return peer_forecasters(strong=False)
+    if name == "whr":
+        refit, steps = opts.get("refit", 2000), opts.get("iterations", 10)
+        peer = tuned("whr", lambda w2: whr_periodic(w2=w2, refit_every=refit, iterations=steps), WHR_GRID)
+    elif name == "kickscore":
+        refit, steps = opts.get("refit", 20_000), opts.get("iterations", 10)
+        peer = tuned(
+            "kickscore",
+            lambda var: kickscore_periodic(var=var, refit_every=refit, max_iter=steps),
+            KICKSCORE_GRID,
+        )
+    else:
+        raise SystemExit(f"unknown group {name!r}")
+    return [later_slice(peer, start) if start > 0 else peer]
+
+
+def run(history: str, group: str, outdir: Path, args: list[str]) -> None:
+    opts, rules_files = _options(args)
+    arrays, _ = load_history(history, skip_bad=True)
+    table = table_from_history(arrays)
+    split = chronological_split(len(table))
+    outdir.mkdir(parents=True, exist_ok=True)
+    for i, forecaster in enumerate(_group(group, opts, rules_files)):
+        began = time.perf_counter()
+        fc = forecaster(table, split)
+        seconds = time.perf_counter() - began
+        stem = outdir / f"{group}-{i}"
+        arrays_out = {"p": fc.p}
+        for key in ("rating_a", "rating_b", "final"):
+            if getattr(fc, key) is not None:
+                arrays_out[key] = getattr(fc, key)
+        np.savez(stem.with_suffix(".npz"), **arrays_out)
+        meta: dict[str, Any] = {
+            "system": fc.system,
+            "initial_rating": fc.initial_rating,
+            "params": dict(fc.params),
+            "seconds": seconds,
+            "rules_file": (None if i == 0 else rules_files[i - 1]) if group == "sedma" else None,
+        }
+        stem.with_suffix(".json").write_text(json.dumps(meta), encoding="utf-8")
+        print(f"{fc.system}: {seconds:.1f} s", flush=True)
+
+
+def merge(history: str, outdir: Path, out: Path) -> None:
+    arrays, _ = load_history(history, skip_bad=True)
+    table = table_from_history(arrays)
+    split = chronological_split(len(table))
+    order = {"sedma": 0, "standard": 1, "whr": 2, "kickscore": 3}
+    metas = sorted(
+        outdir.glob("*.json"), key=lambda p: (order[p.stem.split("-")[0]], int(p.stem.split("-")[1]))
+    )
+    forecasts, seconds, rule_sets = [], [], []
+    for path in metas:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        data = dict(np.load(path.with_suffix(".npz")))
+        fc = Forecast(
+            meta["system"],
+            data["p"],
+            data.get("rating_a"),
+            data.get("rating_b"),
+            data.get("final"),
+            meta["initial_rating"],
+            meta["params"],
+        )
+        forecasts.append(fc)
+        seconds.append(meta["seconds"])
+        if path.stem.startswith("sedma"):
+            rule_sets.append(load_rules(meta["rules_file"]) if meta["rules_file"] else REFERENCE_RULES)
+    results = backtest(table, [lambda t, s, fc=fc: fc for fc in forecasts], split)
+    systems = []
+    for i, r in enumerate(results):
+        d = r.to_dict()
+        d["seconds"] = round(seconds[i], 1)
+        if i < len(rule_sets):
+            d["fairness"] = fairness_of(table, r.forecast, rule_sets[i]).to_dict()
+        systems.append(d)
+    run_json = {"kind": "backtest", "history": history, **results_to_json(results, split)}
+    run_json["systems"] = systems
+    out.write_text(json.dumps(run_json, indent=1), encoding="utf-8")
+    print("| system | test log loss | vs reference [95% CI] | accuracy | valid log loss | seconds |")
+    print("|---|---|---|---|---|---|")
+    for s in systems:
+        v = s["vs_reference"]
+        diff = "-" if v is None else f"{v['mean']:+.4f} [{v['low']:+.4f}, {v['high']:+.4f}]"
+        valid = "-" if s["valid"] is None else f"{s['valid']['log_loss']:.4f}"
+        cells = [
+            s["system"],
+            f"{s['log_loss']:.4f}",
+            diff,
+            f"{s['accuracy']:.4f}",
+            valid,
+            f"{s['seconds']:.0f}",
+        ]
+        print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "run":
+        run(sys.argv[2], sys.argv[3], Path(sys.argv[4]), sys.argv[5:])
+    else:
+        merge(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
