@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -31,7 +32,10 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+#: Screenshots are test artifacts kept outside the repository (override with SEDMA_ELO_SCREENSHOTS).
+ARTIFACTS = Path(
+    os.environ.get("SEDMA_ELO_SCREENSHOTS", Path(tempfile.gettempdir()) / "sedma-elo-screenshots")
+)
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
@@ -88,7 +92,7 @@ class ConsoleLog:
 
 
 def screenshot(page: Any, name: str) -> Path:
-    """Save a full-page screenshot of ``page`` as ``artifacts/screenshots/<name>.png``."""
+    """Save a full-page screenshot of ``page`` as ``<ARTIFACTS>/<name>.png``."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
