@@ -25,7 +25,9 @@ from .. import REFERENCE_RULES, Match, PlayerStats, RatingResult, Rules, load_ru
 from ..core.explain import explain_player, result_to_dict
 from ..core.matchjson import parse_json_text, rate_request_from_json
 from ..core.model import STAT_FIELDS, Winner, check_count, check_rating
+from ..core.sentences import ENGLISH, Translator
 from ..errors import ValidationError
+from ..i18n import check_language, localized_changes, translations
 from . import app
 from .errors import fail, user_errors
 
@@ -100,6 +102,9 @@ def rate_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the explanation object as JSON instead of tables.")
     ] = False,
+    lang: Annotated[
+        str, typer.Option("--lang", help="Language of the explanation: en, de, it, es, sk or zh.")
+    ] = "en",
 ) -> None:
     """Rate one match and explain every player's rating change.
 
@@ -131,10 +136,14 @@ def rate_command(
         else:
             match, ratings = _match_from_flags(player_a, player_b, winner, rating_a, rating_b, counts)
         result = rate(match, ratings, rules)
+    with user_errors():
+        lang = check_language("--lang", lang)
     if as_json:
-        typer.echo(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
+        data = result_to_dict(result)
+        data["players"] = localized_changes(data["players"], lang)
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print_explanation(result, console)
+        print_explanation(result, console, translations(lang))
 
 
 def _match_from_flags(
@@ -187,8 +196,11 @@ _BONUS_LABELS = {
 }
 
 
-def print_explanation(result: RatingResult, out: Console) -> None:
-    """Print ``result`` as a table (one column per player) followed by each player's sentences."""
+def print_explanation(result: RatingResult, out: Console, translator: Translator = ENGLISH) -> None:
+    """Print ``result`` as a table (one column per player) followed by each player's sentences.
+
+    The sentences are in ``translator``'s language; the table's labels are English.
+    """
     data = result_to_dict(result)
     table = Table(title=f"Rating change ({data['rules']})", show_lines=False)
     table.add_column("", style="bold")
@@ -217,7 +229,7 @@ def print_explanation(result: RatingResult, out: Console) -> None:
     for p in players:
         out.print()
         out.print(f"[bold]{p['player_id']}[/bold]")
-        for sentence in explain_player(result, p["player_id"]):
+        for sentence in explain_player(result, p["player_id"], translator=translator):
             out.print(Padding(Text(sentence), (0, 0, 0, 2), expand=False))
 
 

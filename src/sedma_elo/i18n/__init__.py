@@ -20,11 +20,14 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
 
+from ..errors import ValidationError
+
 __all__ = [
     "DEFAULT_LANGUAGE",
     "LANGUAGES",
     "babel_locale",
     "catalog_text",
+    "check_language",
     "localized_changes",
     "negotiate",
     "normalize",
@@ -64,6 +67,18 @@ def translations(lang: str) -> Translations:
     write_mo(compiled, catalog, use_fuzzy=False)
     compiled.seek(0)
     return Translations(compiled)
+
+
+def check_language(field: str, code: str) -> str:
+    """``code`` normalized to a language with a catalog (``de-AT`` -> ``de``).
+
+    Raises:
+        ValidationError: no catalog for ``code`` (the message names ``field``).
+    """
+    found = normalize(code)
+    if found is None:
+        raise ValidationError(field, f"must be one of {', '.join(LANGUAGES)}, got {code!r}")
+    return found
 
 
 def babel_locale(lang: str) -> Locale:
