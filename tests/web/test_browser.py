@@ -47,10 +47,13 @@ def test_leaderboard_player_and_match_in_a_browser(browser: Any, server: str) ->
     """Leaderboard -> player -> match by clicking links; every rating shown equals the service's."""
     context, page, log = _open(browser, DESKTOP, timezone_id="Asia/Tokyo")
     try:
-        page.goto(server + "/")
+        page.goto(server + "/?all=1")
         rows = page.locator("#leaderboard tbody tr")
         shown = [
-            (rows.nth(i).get_attribute("data-player"), int(rows.nth(i).locator("td.rating").inner_text()))
+            (
+                rows.nth(i).get_attribute("data-player"),
+                int(rows.nth(i).locator("td.rating .value").inner_text()),
+            )
             for i in range(rows.count())
         ]
         expected = [(i["player_id"], i["rating"]) for i in _api(server, "/v1/leaderboard?limit=50")["items"]]
@@ -62,13 +65,21 @@ def test_leaderboard_player_and_match_in_a_browser(browser: Any, server: str) ->
         api_player = _api(server, "/v1/players/alice")
         assert page.locator("#player-rating").inner_text() == str(api_player["rating"])
         assert page.locator("#player-matches").inner_text() == str(api_player["matches_played"])
-        assert page.locator("#rating-chart polyline.line").count() == 1
+        # The wide chart on a desktop: the provisional part (first 10 matches) dashed, then solid.
+        assert page.locator(".rating-chart.wide polyline.line").count() == 2
+        assert page.locator(".rating-chart.wide").is_visible()
+        assert not page.locator(".rating-chart.narrow").is_visible()
         first_time = page.locator("#history tbody tr").first.locator("time")
-        assert first_time.get_attribute("data-local") == "1"  # the script ran and localised it
+        # The match list shows days (in UTC): the local-time script leaves them alone.
+        assert (
+            first_time.get_attribute("data-date-only") == ""
+            and first_time.get_attribute("data-local") is None
+        )
+        assert first_time.inner_text() == "Nov 17, 2026"
         screenshot(page, "e2e-player-desktop")
 
         page.goto(server + "/players/alice?page=2")
-        page.locator('tr[data-match="m-001"] a.why').click()
+        page.locator('tr[data-match="m-001"] td.when a').click()
         page.wait_for_url("**/matches/m-001")
         sections = page.locator("section.explain")
         after = {
@@ -108,7 +119,7 @@ def test_hostile_player_id_does_not_run(browser: Any, server: str) -> None:
     try:
         page.goto(server + "/players/" + quote(XSS_ID, safe=""))
         assert page.locator("h1.player-name").inner_text() == XSS_ID
-        page.goto(server + "/")
+        page.goto(server + "/?all=1")  # the player is provisional: listed when asked
         assert page.get_by_role("link", name=XSS_ID, exact=True).count() == 1
         assert dialogs == []
         log.assert_clean()
@@ -121,7 +132,7 @@ def test_times_show_in_utc_without_javascript(browser: Any, server: str) -> None
     context, page, _ = _open(browser, DESKTOP, java_script_enabled=False)
     try:
         page.goto(server + "/matches/m-001")
-        assert page.locator("dl.facts time").inner_text() == "2026-11-01 12:00 UTC"
+        assert page.locator("dl.facts time").inner_text() == "Nov 1, 2026 12:00\u202fPM UTC"
         assert page.locator("section.explain").count() == 2
         page.goto(server + "/players/alice")
         assert page.locator("#rating-chart").is_visible()
@@ -152,7 +163,7 @@ def test_every_leaderboard_rating_matches_the_api(browser: Any, server: str) -> 
     """Walking the leaderboard two rows a page in the browser shows exactly the API's ranks and ratings."""
     context, page, log = _open(browser, DESKTOP)
     try:
-        page.goto(server + "/?limit=2")
+        page.goto(server + "/?limit=2&all=1")
         shown: list[tuple[int, str, int]] = []
         while True:
             rows = page.locator("#leaderboard tbody tr")
@@ -162,7 +173,7 @@ def test_every_leaderboard_rating_matches_the_api(browser: Any, server: str) -> 
                     (
                         int(row.locator("td.rank").inner_text()),
                         row.get_attribute("data-player") or "",
-                        int(row.locator("td.rating").inner_text()),
+                        int(row.locator("td.rating .value").inner_text()),
                     )
                 )
             following = page.locator('a[rel="next"]')

@@ -29,7 +29,9 @@ from ..core.explain import explain_player, result_to_dict
 from ..core.fold import RatingState, fold
 from ..core.matchjson import parse_json_text, rate_request_from_json
 from ..core.model import STAT_FIELDS, Winner, check_count, check_rating
+from ..core.sentences import ENGLISH, Translator
 from ..errors import ValidationError
+from ..i18n import check_language, localized_changes, translations
 from . import app
 from .errors import fail, user_errors
 
@@ -115,6 +117,9 @@ def rate_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the explanation object as JSON instead of tables.")
     ] = False,
+    lang: Annotated[
+        str, typer.Option("--lang", help="Language of the explanation: en, de, it, es, sk or zh.")
+    ] = "en",
 ) -> None:
     """Rate one match and explain every player's rating change.
 
@@ -150,10 +155,14 @@ def rate_command(
         games = _per_player(match, ("--games-a", games_a), ("--games-b", games_b), check_games_played)
         needed = bool(games) or rules.uses_games_played
         result = rate(match, ratings, rules, games_played=games if needed else None)
+    with user_errors():
+        lang = check_language("--lang", lang)
     if as_json:
-        typer.echo(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
+        data = result_to_dict(result)
+        data["players"] = localized_changes(data["players"], lang)
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print_explanation(result, console)
+        print_explanation(result, console, translations(lang))
 
 
 def _match_from_flags(
@@ -216,8 +225,11 @@ _BONUS_LABELS = {
 }
 
 
-def print_explanation(result: RatingResult, out: Console) -> None:
-    """Print ``result`` as a table (one column per player) followed by each player's sentences."""
+def print_explanation(result: RatingResult, out: Console, translator: Translator = ENGLISH) -> None:
+    """Print ``result`` as a table (one column per player) followed by each player's sentences.
+
+    The sentences are in ``translator``'s language; the table's labels are English.
+    """
     data = result_to_dict(result)
     table = Table(title=f"Rating change ({data['rules']})", show_lines=False)
     table.add_column("", style="bold")
@@ -246,7 +258,7 @@ def print_explanation(result: RatingResult, out: Console) -> None:
     for p in players:
         out.print()
         out.print(f"[bold]{p['player_id']}[/bold]")
-        for sentence in explain_player(result, p["player_id"]):
+        for sentence in explain_player(result, p["player_id"], translator=translator):
             out.print(Padding(Text(sentence), (0, 0, 0, 2), expand=False))
 
 

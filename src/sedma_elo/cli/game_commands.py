@@ -13,12 +13,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..errors import GameRecordError
+from ..core.sentences import ENGLISH, N_, Translator
+from ..errors import GameRecordError, ValidationError
 from ..game.analysis import AnalysisConfig, Judge, MatchAnalysis, analyze
 from ..game.bots import make_bot, play_match
 from ..game.config import GameRules
 from ..game.league import BadMoveMode, LeagueConfig, run_league, write_history_csv
 from ..game.record import dumps_record, load_record
+from ..i18n import check_language, translations
 from . import app
 from .errors import fail
 
@@ -54,15 +56,29 @@ _BAD_MOVES: dict[BadMovesChoice, BadMoveMode] = {
 }
 
 
-def _print_table(result: MatchAnalysis) -> None:
+def _print_table(result: MatchAnalysis, tr: Translator = ENGLISH) -> None:
     rep = result.replay
     console.print(
-        f"Match {result.record.match_id or '(no id)'}: {len(rep.results)} rounds, "
-        f"match points {rep.match_points[0]}:{rep.match_points[1]}, winner side {result.winner}"
+        tr.gettext("Match {id}: {rounds} rounds, match points {a}:{b}, winner side {winner}").format(
+            id=result.record.match_id or tr.gettext("(no id)"),
+            rounds=len(rep.results),
+            a=rep.match_points[0],
+            b=rep.match_points[1],
+            winner=result.winner,
+        )
     )
-    table = Table(title="Per player")
-    for col in ("player", "side", "rounds won", "16er", "24er", "4 and last", "bad moves"):
-        table.add_column(col, justify="left" if col == "player" else "right")
+    table = Table(title=tr.gettext("Per player"))
+    columns = (
+        N_("player"),
+        N_("side"),
+        N_("rounds won"),
+        N_("16er"),
+        N_("24er"),
+        N_("4 and last"),
+        N_("bad moves"),
+    )
+    for col in columns:
+        table.add_column(tr.gettext(col), justify="left" if col == "player" else "right")
     for p in result.players:
         table.add_row(
             p.player,
@@ -76,11 +92,21 @@ def _print_table(result: MatchAnalysis) -> None:
     console.print(table)
     bad = [b for p in result.players for b in p.bad_moves]
     if not bad:
-        console.print(f"No bad moves ({result.judged_moves} moves judged).")
+        console.print(tr.gettext("No bad moves ({n} moves judged).").format(n=result.judged_moves))
         return
     bad.sort(key=lambda b: (b.round, b.move))
-    moves = Table(title=f"Bad moves ({result.judged_moves} moves judged)")
-    for col in ("round", "move", "player", "position", "played", "best", "points lost", "how"):
+    moves = Table(title=tr.gettext("Bad moves ({n} moves judged)").format(n=result.judged_moves))
+    headings = (
+        N_("round"),
+        N_("move"),
+        N_("player"),
+        N_("position"),
+        N_("played"),
+        N_("best"),
+        N_("points lost"),
+        N_("how"),
+    )
+    for col in map(tr.gettext, headings):
         moves.add_column(col)
     for b in bad:
         moves.add_row(
@@ -110,6 +136,9 @@ def analyze_command(
     sampled_threshold: Annotated[
         float, typer.Option(help="Expected points a move must lose (strictly more) to be bad, by sampling.")
     ] = 1.0,
+    lang: Annotated[
+        str, typer.Option("--lang", help="Language of the table: en, de, it, es, sk or zh.")
+    ] = "en",
 ) -> None:
     """Validate a game record and print each player's rounds won, 16er/24er/4-and-last and bad moves."""
     judge_mode: Judge = _JUDGES[judge]
@@ -125,6 +154,10 @@ def analyze_command(
     except ValueError as exc:
         raise fail(str(exc)) from None
     try:
+        tr = translations(check_language("--lang", lang))
+    except ValidationError as exc:
+        raise fail(exc) from None
+    try:
         rec = load_record(record)
         result = analyze(rec, config)
     except OSError as exc:
@@ -134,7 +167,7 @@ def analyze_command(
     if as_json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        _print_table(result)
+        _print_table(result, tr)
 
 
 @app.command("play")

@@ -40,7 +40,7 @@ service returns. Its field names are stable (new fields may be added, none renam
           "rating_after": 1026, "delta": 26,
           "games_played": null,              # games before the match, when given to rate()
           "notes": [],                       # one sentence per rule variant that acted
-          "explanation": ["alice won against bob, ...", ...]  # explain_player()
+          "explanation": ["alice won against bob, ...", ...]  # explain_player(), English
         }
       ]
     }
@@ -59,25 +59,34 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 from ._jsontext import json_scalar, json_string
 from .engine import BonusTerm, PlayerChange, RatingResult, ScoreBreakdown
 from .formula import f32
 from .matchjson import match_to_json
+from .sentences import (
+    ENGLISH,
+    Translator,
+    change_from_dict,
+    change_sentence,
+    change_sentences,
+    erased,
+    headline,
+    k_sentence,
+    score_lines,
+)
 
-__all__ = ["change_to_dict", "change_to_json", "explain_player", "explain_result", "result_to_dict"]
-
-_MINUS = "\u2212"
-_TIMES = "\u00d7"
-_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
-_VERBS = {"win": "won against", "loss": "lost to", "draw": "drew with"}
-_BONUS_NAMES = {
-    "won_by_16": ("16er", "16ers"),
-    "won_by_24": ("24er", "24ers"),
-    "won_by_4_and_last": ("round won with 4 and last", "rounds won with 4 and last"),
-}
+__all__ = [
+    "Translator",
+    "change_to_dict",
+    "change_to_json",
+    "explain_change",
+    "explain_player",
+    "explain_result",
+    "result_to_dict",
+]
 
 
 # ---------------------------------------------------------------------------- JSON form
@@ -137,14 +146,14 @@ def change_to_json(result: RatingResult, player_id: str) -> str:
     own, other = _sides(result, change)
     mates = [p for p in own if p != player_id]
     score = _score_texts(change.score)
-    k_text, reason_text, k_sentence = _k_texts(change.k, change.k_reason)
+    k_text, reason_text, k_line = _k_texts(change.k, change.k_reason)
     name = json_string(player_id)
     explanation = [
-        json_string(_headline(change, player_id, mates, other)),
-        k_sentence,
+        json_string(headline(change, player_id, mates, other)),
+        k_line,
         name[1:-1].join(score.sentences),
-        json_string(_change_sentence(change)),
-        *(json_string(_sentence(note)) for note in change.notes),
+        json_string(change_sentence(change)),
+        *(json_string(note[:1].upper() + note[1:] + ".") for note in change.notes),
     ]
     # The keys in change_to_dict's order.
     return (
@@ -185,7 +194,7 @@ def _score_texts(s: ScoreBreakdown) -> _ScoreTexts:
     """The cached JSON texts of ``s`` (identity-keyed: hashing a breakdown costs more than encoding)."""
     found = _SCORE_TEXTS.get(id(s))
     if found is None or found.score is not s:
-        lines = ",".join(map(json_string, _score_lines(s, f"{_NAME} keeps", f"{_NAME}'s")))
+        lines = ",".join(map(json_string, score_lines(s, _NAME)))
         score_json = json.dumps(_score_to_dict(s), separators=(",", ":"), ensure_ascii=False)
         texts = _ScoreTexts(s, json_string(s.outcome), score_json, tuple(lines.split(_NAME_JSON)))
         found = _remember(_SCORE_TEXTS, id(s), texts)
@@ -197,13 +206,13 @@ def _k_texts(k: float, reason: str) -> tuple[str, str, str]:
     key = (reason, k, type(k))  # the type too: 40 and 40.0 are equal keys but read differently
     found = _K_TEXTS.get(key)
     if found is None:
-        texts = (json_scalar(k), json_string(reason), json_string(_k_sentence(k, reason)))
+        texts = (json_scalar(k), json_string(reason), json_string(k_sentence(k, reason)))
         found = _remember(_K_TEXTS, key, texts)
     return found
 
 
 def _score_to_dict(s: ScoreBreakdown) -> dict[str, Any]:
-    bonus_erased, malus_erased = _erased(s)
+    bonus_erased, malus_erased = erased(s)
     return {
         "base": _num(s.base),
         "bonuses": {t.kind: _bonus_to_dict(t) for t in s.bonuses},
@@ -269,187 +278,56 @@ def _shortest_single(x: float) -> float:
     return x  # 9 significant digits always identify a single; kept for the type checker
 
 
-def _erased(s: ScoreBreakdown) -> tuple[float, float]:
-    """(bonus the clamp took away, malus the clamp gave back), both >= 0."""
-    if s.clamp == "max":
-        return min(s.unclamped - s.adjusted, s.bonus_scaled), 0.0
-    if s.clamp == "min":
-        return 0.0, min(s.adjusted - s.unclamped, s.malus.value)
-    return 0.0, 0.0
-
-
 def _sides(result: RatingResult, change: PlayerChange) -> tuple[tuple[str, ...], tuple[str, ...]]:
     m = result.match
     return (m.team_a, m.team_b) if change.side == "a" else (m.team_b, m.team_a)
 
 
 # ---------------------------------------------------------------------------- sentences
-def explain_result(result: RatingResult, *, second_person: bool = False) -> dict[str, list[str]]:
+def explain_result(
+    result: RatingResult, *, second_person: bool = False, translator: Translator = ENGLISH
+) -> dict[str, list[str]]:
     """The sentences of every player of ``result`` by player id (side a first)."""
     return {
-        c.player_id: explain_player(result, c.player_id, second_person=second_person) for c in result.changes
+        c.player_id: explain_player(result, c.player_id, second_person=second_person, translator=translator)
+        for c in result.changes
     }
 
 
-def explain_player(result: RatingResult, player_id: str, *, second_person: bool = False) -> list[str]:
+def explain_player(
+    result: RatingResult, player_id: str, *, second_person: bool = False, translator: Translator = ENGLISH
+) -> list[str]:
     """Plain-words sentences saying how ``player_id``'s rating changed and why.
 
     The first sentence gives the outcome, the expectation and the change; the others give K, each
     bonus and the malus (with their caps), the share of the bonus a loser or a drawing player
     keeps, the adjusted score and what the clamp removed, and the rounding. Numbers are rounded
-    for reading; :func:`change_to_dict` has the exact values.
+    for reading; :func:`change_to_dict` has the exact values. ``translator`` (a gettext catalog,
+    e.g. ``sedma_elo.i18n.translations("de")``) gives the language; English by default.
 
     Raises:
         KeyError: ``player_id`` did not play in the match.
     """
     change = result[player_id]
     own, other = _sides(result, change)
-    me = "You" if second_person else change.player_id
-    my = "your" if second_person else f"{change.player_id}'s"
-    keeps = "you keep" if second_person else f"{change.player_id} keeps"
     mates = [p for p in own if p != player_id]
-    return [
-        _headline(change, me, mates, other),
-        _k_sentence(change.k, change.k_reason),
-        *_score_lines(change.score, keeps, my),
-        _change_sentence(change),
-        *(_sentence(note) for note in change.notes),
-    ]
+    return change_sentences(change, mates, other, second_person=second_person, translator=translator)
 
 
-def _k_sentence(k: float, reason: str) -> str:
-    return f"K is {k}: {reason}."
+def explain_change(
+    data: Mapping[str, Any], *, second_person: bool = False, translator: Translator = ENGLISH
+) -> list[str]:
+    """The sentences of one explanation object of :func:`change_to_dict`, in ``translator``'s language.
 
+    For readers that hold the JSON form only (the service's answers): equal to the ``explanation``
+    the object was made with when ``translator`` is English.
 
-def _score_lines(s: ScoreBreakdown, keeps: str, my: str) -> list[str]:
-    """The sentences on the adjusted score: base and bonuses, the share kept, the malus, the clamp.
-
-    ``keeps`` (``"alice keeps"``) and ``my`` (``"alice's"``) are the only words that name the
-    player; everything else depends on ``s`` alone.
+    Raises:
+        KeyError, TypeError: ``data`` is not an explanation object.
     """
-    parts = [f"a {s.outcome} scores {_plain(s.base)}"]
-    bonus_texts = [_bonus_text(t) for t in s.bonuses if t.count > 0]
-    if bonus_texts:
-        parts.append("; ".join(bonus_texts))
-    out = [_sentence("; ".join(parts))]
-    if bonus_texts and s.bonus_scale != 1.0:
-        role = {"loss": "As the loser", "draw": "On a draw"}.get(s.outcome, "Here")
-        share = f"{_plain(s.bonus_scale * 100, 2)}%" if s.bonus_scale > 0 else "none"
-        out.append(
-            f"{role} {keeps} {share} of the bonus of {_signed(s.bonus_total)}: {_signed(s.bonus_scaled)}."
-        )
-    if s.malus.count > 0:
-        out.append(_sentence(_malus_text(s)))
-    out.extend(_score_sentences(s, my))
-    return out
-
-
-def _headline(change: PlayerChange, me: str, mates: list[str], other: tuple[str, ...]) -> str:
-    s = change.score
-    verb = _VERBS[s.outcome]
-    who = me + (f" (with {' and '.join(mates)})" if mates else "")
-    kind = "team" if len(other) > 1 else "player"
-    if change.opponent_rating > change.team_rating:
-        strength = f"a stronger {kind}"
-    elif change.opponent_rating < change.team_rating:
-        strength = f"a weaker {kind}"
-    else:
-        strength = f"an equally rated {kind}"
-    ratings = "team ratings" if kind == "team" else "ratings"
-    return (
-        f"{who} {verb} {' and '.join(other)}, {strength} ({ratings} {_plain(change.team_rating, 1)} against "
-        f"{_plain(change.opponent_rating, 1)}, expected score {change.expected:.2f}): "
-        f"{_signed_int(change.delta)}, from {change.rating_before} to {change.rating_after}."
+    change, mates, other = change_from_dict(data)
+    score = data["score"]
+    cleared = (score["bonus_erased"], score["malus_erased"]) if "bonus_erased" in score else None
+    return change_sentences(
+        change, mates, other, second_person=second_person, translator=translator, cleared=cleared
     )
-
-
-def _bonus_text(t: BonusTerm) -> str:
-    one, many = _BONUS_NAMES[t.kind]
-    name = f"{_count(t.count)} {one if t.count == 1 else many}"
-    product = f"{t.count} {_TIMES} {_plain(t.per_round)}"
-    if t.capped:
-        return f"{name} would add {product} = {_signed(t.uncapped)}, capped at {_signed(t.cap)}"
-    verb = "adds" if t.count == 1 else "add"
-    return f"{name} {verb} {product} = {_signed(t.value)}"
-
-
-def _malus_text(s: ScoreBreakdown) -> str:
-    m = s.malus
-    name = f"{_count(m.count)} bad move{'' if m.count == 1 else 's'}"
-    product = f"{m.count} {_TIMES} {_plain(m.per_bad_move)}"
-    if m.capped:
-        return f"{name} would cost {product} = {_signed(-m.uncapped)}, capped at {_signed(-m.cap)}"
-    verb = "costs" if m.count == 1 else "cost"
-    return f"{name} {verb} {product} = {_signed(-m.value)}"
-
-
-def _score_sentences(s: ScoreBreakdown, my: str) -> list[str]:
-    terms = [_plain(s.base)]
-    if s.bonus_scaled:
-        terms.append(f"+ {_plain(s.bonus_scaled)}")
-    if s.malus.value:
-        terms.append(f"{_MINUS} {_plain(s.malus.value)}")
-    if len(terms) == 1 and s.clamp == "none":
-        return [f"With no bonus and no malus the adjusted score stays {_plain(s.adjusted)}."]
-    formula = " ".join(terms)
-    if s.clamp == "none":
-        return [f"Adjusted score: {formula} = {_plain(s.adjusted)}."]
-    bonus_erased, malus_erased = _erased(s)
-    where = "above the maximum" if s.clamp == "max" else "below the minimum"
-    text = f"Adjusted score: {formula} = {_plain(s.unclamped)}, {where}, so {my} score was clamped to "
-    text += f"{_plain(s.adjusted)}"
-    if s.clamp == "max" and s.bonus_scaled > 0:
-        if bonus_erased >= s.bonus_scaled:
-            text += f": the clamp erased the whole bonus of {_signed(s.bonus_scaled)}"
-        else:
-            text += f": the clamp erased {_plain(bonus_erased)} of the bonus of {_signed(s.bonus_scaled)}"
-    elif s.clamp == "min" and s.malus.value > 0:
-        if malus_erased >= s.malus.value:
-            text += f": the clamp erased the whole malus of {_signed(-s.malus.value)}"
-        else:
-            text += f": the clamp erased {_plain(malus_erased)} of the malus of {_signed(-s.malus.value)}"
-    return [text + "."]
-
-
-def _change_sentence(change: PlayerChange) -> str:
-    exact = change.rating_before + change.change
-    formula = (
-        f"Change: K {_TIMES} (score {_MINUS} expected) = {change.k} {_TIMES} "
-        f"({_plain(change.score.adjusted)} {_MINUS} {change.expected:.2f})"
-    )
-    if exact - math.floor(exact) == 0.5:
-        return (
-            f"{formula} = {_signed(change.change, 6)}; {_plain(exact, 6)} is exactly half-way and was "
-            f"rounded to {change.rating_after} ({_signed_int(change.delta)})."
-        )
-    frac = abs(change.change) % 1
-    places = 6 if abs(frac - 0.5) < 0.005 else 2
-    return (
-        f"{formula} = {_signed(change.change, places, fixed=True)}, rounded to {_signed_int(change.delta)}."
-    )
-
-
-# ---------------------------------------------------------------------------- numbers in words
-def _count(n: int) -> str:
-    return _WORDS[n] if n < len(_WORDS) else str(n)
-
-
-def _plain(x: float, places: int = 4) -> str:
-    """``x`` rounded to ``places`` decimals without trailing zeros (``0.15``, ``1``, ``1050.5``)."""
-    text = f"{x:.{places}f}".rstrip("0").rstrip(".")
-    if text in ("-0", ""):
-        text = "0"
-    return text.replace("-", _MINUS)
-
-
-def _signed(x: float, places: int = 4, *, fixed: bool = False) -> str:
-    text = f"{abs(x):.{places}f}" if fixed else _plain(abs(x), places)
-    return ("+" if x >= 0 else _MINUS) + text
-
-
-def _signed_int(n: int) -> str:
-    return f"+{n}" if n >= 0 else f"{_MINUS}{-n}"
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:] + "."

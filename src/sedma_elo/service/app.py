@@ -25,6 +25,7 @@ from pydantic import ValidationError as PydanticValidationError
 from starlette.datastructures import Headers, State
 from starlette.types import Receive, Scope, Send
 
+from ..core.provisional import is_provisional
 from ..core.rules import rules_from_toml
 from ..errors import (
     AuthError,
@@ -35,6 +36,7 @@ from ..errors import (
     SedmaEloError,
     ValidationError,
 )
+from ..i18n import localized_changes, negotiate
 from ..storage import open_database
 from ..web import router as web_pages
 from . import keys as keys_mod
@@ -302,6 +304,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.include_router(web_pages)
     app.state.limiter = _RateLimiter(settings.rate_limit, settings.rate_burst)
     app.state.key_cache = _KeyCache(settings.key_cache_seconds)
+    app.state.provisional_matches = settings.provisional_matches
 
     def ledger() -> Ledger:
         found: Ledger = state["ledger"]
@@ -367,9 +370,18 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.direct = DirectRoute("POST", "/v1/matches", settings.max_body_bytes, write_match)
 
     @app.get("/v1/matches/{match_id}", tags=["matches"], responses={404: {"description": "unknown match"}})
-    def get_match(match_id: MatchId) -> Response:
-        """The match, its sequence, the ratings version and the explanation of every change."""
-        return _json(ledger().get_match(match_id))
+    def get_match(
+        match_id: MatchId,
+        request: Request,
+        lang: Annotated[str | None, Query(max_length=35, description="explanation language")] = None,
+    ) -> Response:
+        """The match, its sequence, the ratings version and the explanation of every change.
+
+        The explanation sentences are in ``lang`` (en, de, it, es, sk, zh), else ``Accept-Language``.
+        """
+        view = ledger().get_match(match_id)
+        chosen = negotiate(lang, accept_language=request.headers.get("accept-language"))
+        return _json({**view, "changes": localized_changes(view["changes"], chosen)})
 
     # ------------------------------------------------------------------ players
     @app.get("/v1/players", tags=["players"])
@@ -397,7 +409,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     ) -> Response:
         """A player's rating, number of matches and last sequence in the active (or given) version."""
         # Hot path: one indexed lookup, awaited (the loop serves others while PostgreSQL answers).
-        return _json((await ledger().get_player_async(player_id, version)).to_dict())
+        record = await ledger().get_player_async(player_id, version)
+        provisional = is_provisional(record.matches_played, settings.provisional_matches)
+        return _json({**record.to_dict(), "provisional": provisional})
 
     @app.get(
         "/v1/players/{player_id}/history",

@@ -12,6 +12,7 @@ import ipaddress
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ..core.provisional import PROVISIONAL_MATCHES
 from ..errors import ValidationError
 from ..storage import DEFAULT_DATABASE_URL
 from .keys import check_key_strength
@@ -44,6 +45,12 @@ class ServiceSettings(BaseSettings):
     )
     writer_threads: int = Field(
         default=1, ge=1, le=32, description="group-commit writer threads per process (1 measured fastest)"
+    )
+    provisional_matches: int = Field(
+        default=PROVISIONAL_MATCHES,
+        ge=0,
+        le=1_000_000,
+        description="matches below which a rating is provisional",
     )
     pool_size: int = Field(
         default=16, ge=1, le=200, description="database connections per pool (a process has a few pools)"

@@ -1,49 +1,79 @@
 """Geometry of the server-side rating chart: pure functions from rating points to SVG coordinates.
 
 The chart is drawn by a template as inline SVG (no JavaScript): this module only decides where the
-line, the axis ticks and the point markers go. The x axis is the player's match number (1 = first
-match), the y axis the rating after that match; point 0 is the rating before the first match.
+lines, the axis ticks and the point markers go. The x axis is time when every match has a date (the
+usual case), else the match number; the y axis is the rating. Point 0 is the rating before the first
+match shown. The first ``provisional`` matches of a career are the provisional part: drawn dashed on a
+shaded band. Each match's marker links to its match page.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 
 __all__ = [
+    "MIN_SPAN",
+    "NARROW",
+    "RANGES",
+    "WIDE",
     "Chart",
     "ChartPoint",
+    "Frame",
+    "Marker",
     "Sparkline",
     "Tick",
     "build_chart",
     "build_sparkline",
     "downsample",
+    "in_range",
     "nice_ticks",
 ]
 
-#: The chart's coordinate system (the SVG ``viewBox``); it scales to the page width.
-WIDTH = 720
-HEIGHT = 260
-MARGIN_LEFT = 56
-MARGIN_RIGHT = 16
-MARGIN_TOP = 14
-MARGIN_BOTTOM = 34
 #: More points than this are thinned (keeping each bucket's lowest and highest rating).
 MAX_POINTS = 400
+#: Up to this many matches get a marker (a link to the match); more would be a smear of dots.
+MAX_MARKERS = 150
+#: The y axis spans at least this many rating points, so one match at -20 is a step, not a crash.
+MIN_SPAN = 100
+#: The chart's ranges: key -> days before the player's last match (``None``: the whole career).
+RANGES: dict[str, int | None] = {"1m": 31, "3m": 92, "1y": 366, "all": None}
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """The chart's coordinate system (the SVG ``viewBox``) and how many x ticks fit."""
+
+    width: int
+    height: int
+    left: int
+    right: int
+    top: int
+    bottom: int
+    x_ticks: int
+
+
+#: The desktop chart and the phone chart (drawn at about its CSS size, so its text stays readable).
+WIDE = Frame(720, 260, 52, 14, 14, 30, 7)
+NARROW = Frame(360, 260, 46, 10, 14, 30, 3)
 
 
 @dataclass(frozen=True, slots=True)
 class ChartPoint:
     """One point of the rating line: after match number ``index`` the rating was ``rating``.
 
-    ``label`` is shown as the point's tooltip (for example the match id and date); it is plain text
-    and is escaped by the template like every other string.
+    ``when`` is the match's time (``None`` if unknown), ``match_id`` the match (``None`` for point 0,
+    the rating before the first match), ``label`` the marker's tooltip (plain text, escaped by the
+    template like every other string).
     """
 
     index: int
     rating: int
     label: str = ""
+    when: datetime | None = None
+    match_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +85,24 @@ class Tick:
 
 
 @dataclass(frozen=True, slots=True)
+class Marker:
+    """A match's dot at (``x``, ``y``), linking to ``match_id``, with the tooltip ``label``."""
+
+    x: float
+    y: float
+    match_id: str
+    label: str
+    provisional: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Chart:
-    """Everything a template needs to draw the chart, in SVG user units of the ``viewBox``."""
+    """Everything a template needs to draw the chart, in SVG user units of the ``viewBox``.
+
+    ``established`` and ``provisional`` are polylines (either may be empty); ``band_right`` is the
+    right edge of the shaded provisional band (``None`` when no shown match is provisional).
+    ``time_axis`` says whether x is time (else the match number).
+    """
 
     width: int
     height: int
@@ -64,13 +110,16 @@ class Chart:
     plot_right: float
     plot_top: float
     plot_bottom: float
-    polyline: str
-    markers: tuple[tuple[float, float, str], ...]
+    established: str
+    provisional: str
+    band_right: float | None
+    markers: tuple[Marker, ...]
     y_ticks: tuple[Tick, ...]
     x_ticks: tuple[Tick, ...]
     low: int
     high: int
     points: int
+    time_axis: bool
 
 
 def nice_ticks(low: float, high: float, target: int = 5) -> list[float]:
@@ -113,67 +162,175 @@ def downsample(points: Sequence[ChartPoint], limit: int = MAX_POINTS) -> list[Ch
     return kept
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.1f}".rstrip("0").rstrip(".")
+def in_range(points: Sequence[ChartPoint], days: int | None) -> list[ChartPoint]:
+    """The points of the last ``days`` days before the last match, led by the rating before them.
+
+    The leading point (the rating before the first match in the range) is placed at the range's
+    start, so the line begins at the left edge. ``None`` days, or points without dates, keep all.
+    """
+    if days is None or len(points) < 2 or any(p.when is None for p in points[1:]):
+        return list(points)
+    last = points[-1].when
+    assert last is not None
+    start = last - timedelta(days=days)
+    first = next(i for i, p in enumerate(points) if i > 0 and p.when is not None and p.when >= start)
+    before = points[first - 1]
+    return [ChartPoint(before.index, before.rating, before.label, start, None), *points[first:]]
 
 
-def build_chart(points: Sequence[ChartPoint]) -> Chart | None:
+def _y_range(low: int, high: int) -> list[float]:
+    """Tick values for ratings in [low, high], spanning at least MIN_SPAN points around them."""
+    if high - low < MIN_SPAN:
+        middle = (low + high) / 2
+        low, high = math.floor(middle - MIN_SPAN / 2), math.ceil(middle + MIN_SPAN / 2)
+    return nice_ticks(low, high)
+
+
+def _seconds(moment: datetime) -> float:
+    return moment.astimezone(UTC).timestamp()
+
+
+_DAY = 86_400.0
+
+
+def _date_ticks(start: float, stop: float, count: int) -> list[tuple[float, date, str]]:
+    """Round dates between two timestamps: (timestamp, date, CLDR skeleton of its label).
+
+    Days for short spans, months for medium ones, years beyond about three years.
+    """
+    span_days = (stop - start) / _DAY
+    first = datetime.fromtimestamp(start, UTC).date()
+    ticks: list[tuple[float, date, str]] = []
+
+    def add(day: date, skeleton: str) -> None:
+        at = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
+        if start <= at <= stop:
+            ticks.append((at, day, skeleton))
+
+    if span_days <= 120:
+        step = next(s for s in (1, 2, 7, 14, 28) if span_days / s <= count)
+        day = first
+        while (datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()) <= stop:
+            add(day, "MMMd")
+            day += timedelta(days=step)
+    elif span_days <= 3 * 366:
+        step = next(s for s in (1, 2, 3, 6, 12) if span_days / 30.4 / s <= count)
+        year, month = first.year, first.month
+        while True:
+            day = date(year, month, 1)
+            if datetime(year, month, 1, tzinfo=UTC).timestamp() > stop:
+                break
+            if (month - 1) % step == 0:
+                add(day, "yMMM")
+            month += 1
+            if month == 13:
+                year, month = year + 1, 1
+    else:
+        step = next(s for s in (1, 2, 5, 10, 20, 50) if span_days / 365.25 / s <= count)
+        for year in range(first.year, datetime.fromtimestamp(stop, UTC).year + 1):
+            if year % step == 0:
+                add(date(year, 1, 1), "y")
+    return ticks
+
+
+def _spaced(ticks: list[Tick], gap: float) -> tuple[Tick, ...]:
+    """Ticks at least ``gap`` apart (from the left)."""
+    kept: list[Tick] = []
+    for tick in ticks:
+        if not kept or tick.pos - kept[-1].pos >= gap:
+            kept.append(tick)
+    return tuple(kept)
+
+
+def build_chart(
+    points: Sequence[ChartPoint],
+    *,
+    frame: Frame = WIDE,
+    provisional: int = 0,
+    date_label: Callable[[date, str], str] | None = None,
+) -> Chart | None:
     """The chart of ``points`` (ascending ``index``), or ``None`` when there is nothing to draw.
 
-    Markers (with tooltips) are kept only when there are few enough points to tell apart.
+    ``provisional`` is the number of matches of a career that are provisional; ``date_label(day,
+    skeleton)`` writes a tick's date in the reader's locale (ISO dates without it).
     """
     if not points:
         return None
     shown = downsample(points)
-    ratings = [p.rating for p in shown]
-    y_values = nice_ticks(min(ratings), max(ratings))
+    label = date_label or (lambda day, _: day.isoformat())
+    y_values = _y_range(min(p.rating for p in shown), max(p.rating for p in shown))
     y_min, y_max = y_values[0], y_values[-1]
-    first, last = shown[0].index, shown[-1].index
-    span = max(1, last - first)
-    left, right = float(MARGIN_LEFT), float(WIDTH - MARGIN_RIGHT)
-    top, bottom = float(MARGIN_TOP), float(HEIGHT - MARGIN_BOTTOM)
+    left, right = float(frame.left), float(frame.width - frame.right)
+    top, bottom = float(frame.top), float(frame.height - frame.bottom)
+    time_axis = all(p.when is not None for p in shown[1:]) and len(shown) > 1
+    if time_axis:
+        xs = [_seconds(p.when) if p.when else 0.0 for p in shown]
+        if shown[0].when is None:  # the rating before the career: a little before the first match
+            xs[0] = xs[1] - max(_DAY, (xs[-1] - xs[1]) * 0.03)
+    else:
+        xs = [float(p.index) for p in shown]
+    first, last = xs[0], xs[-1]
+    if last - first < (_DAY if time_axis else 1):
+        pad = _DAY if time_axis else 1.0
+        first, last = first - pad, last + pad
 
-    def x_of(index: float) -> float:
-        if last == first:
-            return (left + right) / 2
-        return left + (index - first) / span * (right - left)
+    def x_of(value: float) -> float:
+        return left + (value - first) / (last - first) * (right - left)
 
     def y_of(rating: float) -> float:
         return bottom - (rating - y_min) / (y_max - y_min) * (bottom - top)
 
-    coords = [(x_of(p.index), y_of(p.rating)) for p in shown]
-    polyline = " ".join(f"{_fmt(x)},{_fmt(y)}" for x, y in coords)
-    markers: tuple[tuple[float, float, str], ...] = ()
-    if len(shown) <= 60:
+    coords = [(round(x_of(x), 1), round(y_of(p.rating), 1)) for x, p in zip(xs, shown, strict=True)]
+    split = sum(1 for p in shown if p.index <= provisional)  # points of the provisional part
+    # The two parts share the last provisional point, so the line is unbroken.
+    dashed = coords[:split]
+    solid = [] if split == len(coords) else coords[max(0, split - 1) :]
+    markers: tuple[Marker, ...] = ()
+    if len(shown) <= MAX_MARKERS + 1:
         markers = tuple(
-            (round(x, 1), round(y, 1), p.label or f"{p.rating}")
+            Marker(x, y, p.match_id, p.label or str(p.rating), p.index <= provisional)
             for (x, y), p in zip(coords, shown, strict=True)
+            if p.match_id is not None
         )
     y_ticks = tuple(Tick(round(y_of(v), 1), f"{v:.0f}") for v in y_values)
-    x_values = sorted({int(v) for v in nice_ticks(first, last, 6) if first <= v <= last} | {first, last})
-    x_ticks = tuple(Tick(round(x_of(v), 1), str(v)) for v in x_values)
-    # Drop ticks that would overlap their neighbour (keeps the first and the last).
-    spaced = [x_ticks[0]]
-    for tick in x_ticks[1:]:
-        if tick.pos - spaced[-1].pos >= 28 or tick is x_ticks[-1]:
-            if tick is x_ticks[-1] and len(spaced) > 1 and tick.pos - spaced[-1].pos < 28:
-                spaced.pop()
-            spaced.append(tick)
+    if time_axis:
+        raw = [
+            Tick(round(x_of(at), 1), label(day, sk))
+            for at, day, sk in _date_ticks(first, last, frame.x_ticks)
+        ]
+        x_ticks = _spaced(raw, (right - left) / (frame.x_ticks + 0.5))
+    else:
+        values = sorted({int(v) for v in nice_ticks(first, last, frame.x_ticks) if first <= v <= last})
+        x_ticks = _spaced([Tick(round(x_of(v), 1), str(v)) for v in values], 28)
+    band = None
+    if split:
+        band = coords[split - 1][0] if split < len(coords) else right
     return Chart(
-        WIDTH,
-        HEIGHT,
+        frame.width,
+        frame.height,
         left,
         right,
         top,
         bottom,
-        polyline,
+        _polyline(solid),
+        _polyline(dashed),
+        band,
         markers,
         y_ticks,
-        tuple(spaced),
+        x_ticks,
         min(p.rating for p in points),
         max(p.rating for p in points),
         len(points),
+        time_axis,
     )
+
+
+def _polyline(coords: Sequence[tuple[float, float]]) -> str:
+    return " ".join(f"{_fmt(x)},{_fmt(y)}" for x, y in coords)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """The HTML pages: leaderboard, player profile with rating chart, and the explanation of a match.
 
-The pages read through the same service layer as the JSON API: the ``Ledger`` that the app factory
-stores on ``app.state.ledger``. This module only shapes the service's answers for the templates.
+The pages read through the same service layer as the JSON API (``reads.service``, the one place
+that touches ``request.app.state``). Every page speaks the reader's language (``lang.page_text``:
+``?lang=``, the cookie, ``Accept-Language``) and remembers a ``?lang=`` choice in a cookie.
 Every template autoescapes, so player-supplied strings always render as text.
 """
 
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import fields, is_dataclass
 from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
@@ -18,9 +18,14 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.responses import HTMLResponse
 
+from ..core.provisional import is_provisional
 from ..errors import NotFoundError, SedmaEloError, ValidationError
-from .cache import TimedLru
-from .chart import ChartPoint, build_chart
+from .board import established_page
+from .chart import NARROW, RANGES, WIDE, ChartPoint, build_chart, in_range
+from .explained import changes_of, normalized, what_if, winner_first
+from .lang import PageText, page_text, parse_moment, remember_language
+from .profile import career
+from .reads import as_mapping, career_matches, provisional_matches, service, sides_of
 from .render import player_path, render_page
 from .trends import Trend, trend_of
 
@@ -40,57 +45,34 @@ SEARCH_LIMIT = 20
 #: History is read from the service this many entries per call (its largest page).
 HISTORY_READ = 500
 
-BONUS_NAMES = {
-    "won_by_16": "16ers",
-    "won_by_24": "24ers",
-    "won_by_4_and_last": "4 and last",
-}
-ROUNDING_TEXT = {
-    "half_even": "rounded to the nearest integer, halves to even",
-    "half_up": "rounded to the nearest integer, halves up",
-}
 _STATIC = {"style.css": "text/css; charset=utf-8"}
 
 
-def _service(request: Request) -> Any:
-    """The service layer the JSON API reads through (the ``Ledger`` the app factory opened)."""
-    return request.app.state.ledger
-
-
-def _data(obj: Any) -> dict[str, Any]:
-    """A service answer as a plain mapping (dicts, dataclasses and pydantic models alike)."""
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: getattr(obj, f.name) for f in fields(obj)}
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        return dict(dump(mode="json"))
-    raise TypeError(f"cannot read a {type(obj).__name__} as a mapping")
-
-
-def _base_context(request: Request, **extra: Any) -> dict[str, Any]:
-    context: dict[str, Any] = {
+def _page(
+    request: Request, text: PageText, template: str, status_code: int = 200, **context: Any
+) -> HTMLResponse:
+    """Render a page in the reader's language, with the context every page has."""
+    base: dict[str, Any] = {
         "root": request.scope.get("root_path", "").rstrip("/"),
         "query": "",
         "rules_label": "",
     }
-    context.update(extra)
-    if not context["rules_label"]:
+    base.update(context)
+    if not base["rules_label"]:
         try:
-            context["rules_label"] = _service(request).active_version().rules.label
+            base["rules_label"] = service(request).active_version().rules.label
         except SedmaEloError:
-            context["rules_label"] = "(none yet)"
-    return context
+            base["rules_label"] = text.gettext("(none yet)")
+    response = render_page(template, base, text=text, status_code=status_code)
+    remember_language(request, response)
+    return response
 
 
-def _error_page(request: Request, message: str, *, status_code: int, query: str = "") -> HTMLResponse:
-    title = "Not found" if status_code == 404 else "Bad request"
-    return render_page(
-        "not_found.html",
-        _base_context(request, message=message, query=query, title=title),
-        status_code=status_code,
-    )
+def _error_page(
+    request: Request, text: PageText, message: str, *, status_code: int, query: str = ""
+) -> HTMLResponse:
+    title = text.gettext("Not found") if status_code == 404 else text.gettext("Bad request")
+    return _page(request, text, "not_found.html", status_code, message=message, query=query, title=title)
 
 
 # ---------------------------------------------------------------------------- leaderboard
@@ -99,7 +81,7 @@ def _history(svc: Any, player_id: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     cursor = None
     while True:
-        page = _data(svc.player_history(player_id, limit=HISTORY_READ, cursor=cursor))
+        page = as_mapping(svc.player_history(player_id, limit=HISTORY_READ, cursor=cursor))
         items.extend(page["items"])
         cursor = page.get("next_cursor")
         if not cursor:
@@ -108,6 +90,8 @@ def _history(svc: Any, player_id: str) -> list[dict[str, Any]]:
 
 def _trends(svc: Any, version_id: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, Trend | None]:
     """Each row's trend over its last TREND_WINDOW matches, from one batched service read."""
+    if not rows:
+        return {}
     recent = svc.recent_changes([r["player_id"] for r in rows], TREND_WINDOW, version_id)
     trends: dict[str, Trend | None] = {}
     for pid, newest_first in recent.items():
@@ -124,42 +108,61 @@ def leaderboard_page(
     request: Request,
     cursor: str | None = Query(None, max_length=400),
     limit: int = Query(PAGE_SIZE, ge=1, le=MAX_LIMIT),
+    show_all: bool = Query(False, alias="all", description="also list provisional players"),
 ) -> Response:
-    """The leaderboard, highest rating first, one keyset page at a time."""
-    svc = _service(request)
+    """The leaderboard, highest rating first, one keyset page at a time (provisional players on request)."""
+    text = page_text(request)
+    svc = service(request)
+    threshold = provisional_matches(request)
     try:
-        page = _data(svc.leaderboard(limit, cursor))
+        if show_all or threshold <= 0:
+            page = as_mapping(svc.leaderboard(limit, cursor))
+            items, next_cursor, version = page["items"], page.get("next_cursor"), page.get("version_id")
+        else:
+            items, next_cursor, version = established_page(svc, limit, cursor, threshold)
     except ValidationError as exc:
-        return _error_page(request, f"This page link is not valid ({exc}).", status_code=400)
-    trends = _trends(svc, page.get("version_id"), page["items"])
-    rows = [{**item, "trend": trends.get(item["player_id"])} for item in page["items"]]
-    next_url = None
-    if page.get("next_cursor"):
-        params = {"cursor": page["next_cursor"]}
-        if limit != PAGE_SIZE:
-            params["limit"] = str(limit)
-        next_url = "/?" + urlencode(params)
-    return render_page(
+        message = text.gettext("This page link is not valid ({reason}).", reason=str(exc))
+        return _error_page(request, text, message, status_code=400)
+    trends = _trends(svc, version, items)
+    rows = [
+        {
+            **item,
+            "trend": trends.get(item["player_id"]),
+            "provisional": is_provisional(item["matches_played"], threshold),
+        }
+        for item in items
+    ]
+    params: dict[str, str] = {}
+    if show_all:
+        params["all"] = "1"
+    if limit != PAGE_SIZE:
+        params["limit"] = str(limit)
+    next_url = "/?" + urlencode({**params, "cursor": next_cursor}) if next_cursor else None
+    return _page(
+        request,
+        text,
         "leaderboard.html",
-        _base_context(
-            request,
-            rows=rows,
-            next_url=next_url,
-            first_page=cursor is None,
-            limit=limit,
-            trend_window=TREND_WINDOW,
-        ),
+        rows=rows,
+        next_url=next_url,
+        first_url="/?" + urlencode(params) if params else "/",
+        first_page=cursor is None,
+        limit=limit,
+        trend_window=TREND_WINDOW,
+        show_all=show_all,
+        threshold=threshold,
+        toggle_url=text.with_query(all=None if show_all else "1", cursor=None),
     )
 
 
 @router.get("/search", response_class=HTMLResponse)
 def search_page(request: Request, q: str = Query("", max_length=256)) -> Response:
     """Jump to the player whose id is ``q`` (surrounding blanks ignored), else list ids starting with it."""
+    text = page_text(request)
     wanted = q.strip()
     root = request.scope.get("root_path", "").rstrip("/")
     if not wanted:
         return RedirectResponse(root + "/", status_code=303)
-    svc = _service(request)
+    svc = service(request)
     try:
         svc.get_player(wanted)
     except (NotFoundError, ValidationError):
@@ -170,203 +173,154 @@ def search_page(request: Request, q: str = Query("", max_length=256)) -> Respons
         found = svc.search_players(wanted, SEARCH_LIMIT)
     except ValidationError:  # e.g. a control character: no id can start with it
         found = []
+    threshold = provisional_matches(request)
     if not found:
-        return _error_page(request, f"No player with the id “{wanted}”.", status_code=404, query=wanted)
-    return render_page(
-        "search.html",
-        _base_context(request, query=wanted, found=found, more=len(found) == SEARCH_LIMIT),
-    )
+        message = text.gettext("No player with the id “{id}”.", id=wanted)
+        return _error_page(request, text, message, status_code=404, query=wanted)
+    rows = [{**row, "provisional": is_provisional(row["matches_played"], threshold)} for row in found]
+    return _page(request, text, "search.html", query=wanted, found=rows, more=len(found) == SEARCH_LIMIT)
 
 
 # ---------------------------------------------------------------------------- player
-def _sides(body: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """Side a and side b of a match in its JSON form (one against one, or two against two)."""
-    if body.get("player_a") is not None:
-        return [body["player_a"]], [body["player_b"]]
-    return list(body.get("team_a") or []), list(body.get("team_b") or [])
-
-
-def _sides_of_match(request: Request, svc: Any, match_id: str) -> tuple[list[str], list[str], str]:
-    """Side a, side b and the winner of a match, through the app's cache (they never change)."""
-    cache: TimedLru[tuple[list[str], list[str], str]] | None = getattr(request.app.state, "web_matches", None)
-    if cache is None:
-        cache = request.app.state.web_matches = TimedLru(size=50_000, ttl=3600.0)
-
-    def compute() -> tuple[list[str], list[str], str]:
-        body = _data(svc.get_match(match_id))["match"]
-        team_a, team_b = _sides(body)
-        return team_a, team_b, str(body.get("winner"))
-
-    try:
-        return cache.get(match_id, compute)
-    except NotFoundError:
-        return [], [], ""
-
-
-def _opponents(sides: tuple[list[str], list[str], str], player_id: str) -> tuple[list[str], str]:
-    """The player's opponents in a match (side a, side b, winner) and the result from their side."""
-    team_a, team_b, winner = sides
-    if not team_a and not team_b:
-        return [], ""  # the match is gone (cannot happen while the ledger keeps every match)
-    side = "a" if player_id in team_a else "b"
-    result = "draw" if winner == "draw" else ("win" if winner == side else "loss")
-    return (team_b if side == "a" else team_a), result
-
-
 @router.get("/players/{player_id:path}", response_class=HTMLResponse)
 def player_page(
     request: Request,
     player_id: str,
     page: int = Query(1, ge=1, le=1_000_000),
+    span: str = Query("all", alias="range", pattern="^(1m|3m|1y|all)$"),
 ) -> Response:
-    """A player's rating, a chart of it over time and their matches (newest first) with each change."""
-    svc = _service(request)
+    """A player's rating, record, chart over time and matches (newest first) with each change."""
+    text = page_text(request)
+    svc = service(request)
     try:
-        player = _data(svc.get_player(player_id))
+        player = as_mapping(svc.get_player(player_id))
         history = _history(svc, player_id)
     except (NotFoundError, ValidationError):
-        return _error_page(request, f"No player with the id “{player_id}”.", status_code=404, query=player_id)
+        message = text.gettext("No player with the id “{id}”.", id=player_id)
+        return _error_page(request, text, message, status_code=404, query=player_id)
     with suppress(SedmaEloError):
-        around = _data(svc.around(player_id, 0))
+        around = as_mapping(svc.around(player_id, 0))
         player["rank"] = around["items"][0]["rank"] if around["items"] else None
     player.setdefault("rank", None)
+    threshold = provisional_matches(request)
+    player["provisional"] = is_provisional(player["matches_played"], threshold)
     newest_first = history[::-1]
     pages = max(1, -(-len(newest_first) // HISTORY_PAGE_SIZE))
     if page > pages:
-        return _error_page(request, f"{player_id} has no page {page} of matches.", status_code=404)
+        message = text.gettext("{player} has no page {page} of matches.", player=player_id, page=page)
+        return _error_page(request, text, message, status_code=404)
+    matches = career_matches(request, [h["sequence"] for h in history])
     shown = newest_first[(page - 1) * HISTORY_PAGE_SIZE : page * HISTORY_PAGE_SIZE]
     rows = []
     for item in shown:
-        row = dict(item)
-        row["delta"] = row["rating_after"] - row["rating_before"]
-        row["opponents"], row["result"] = _opponents(
-            _sides_of_match(request, svc, row["match_id"]), player_id
+        found = matches.get(item["sequence"])
+        rows.append(
+            {
+                **item,
+                "delta": item["rating_after"] - item["rating_before"],
+                "opponents": found.opponents(player_id) if found else (),
+                "opponent_rating": found.opponent_rating(player_id) if found else None,
+                "result": found.result(player_id) if found else "",
+            }
         )
-        rows.append(row)
     base = player_path(player_id)
-    return render_page(
+    points = in_range(_chart_points(history, text), RANGES[span])
+    charts = [
+        build_chart(points, frame=frame, provisional=threshold, date_label=text.skeleton)
+        for frame in (WIDE, NARROW)
+    ]
+    return _page(
+        request,
+        text,
         "player.html",
-        _base_context(
-            request,
-            player=player,
-            rows=rows,
-            chart=build_chart(_chart_points(history)),
-            first_played=history[0].get("played_at") if history else None,
-            last_played=history[-1].get("played_at") if history else None,
-            newer_url=None if page == 1 else (base if page == 2 else f"{base}?page={page - 1}"),
-            older_url=None if page == pages else f"{base}?page={page + 1}",
-            page=page,
-            pages=pages,
-        ),
+        player=player,
+        rows=rows,
+        career=career(player_id, history, matches),
+        chart=charts[0],
+        chart_narrow=charts[1],
+        chart_range=span,
+        range_links=[
+            (key, text.with_query(range=None if key == "all" else key, page=None)) for key in RANGES
+        ],
+        threshold=threshold,
+        first_played=history[0].get("played_at") if history else None,
+        last_played=history[-1].get("played_at") if history else None,
+        newer_url=None if page == 1 else text.with_query(page=None if page == 2 else str(page - 1)),
+        older_url=None if page == pages else text.with_query(page=str(page + 1)),
+        page=page,
+        pages=pages,
+        base=base,
     )
 
 
-def _chart_points(history: Sequence[Mapping[str, Any]]) -> list[ChartPoint]:
+def _chart_points(history: Sequence[Mapping[str, Any]], text: PageText) -> list[ChartPoint]:
     """The chart's points: the rating before the first match, then after each match."""
     if not history:
         return []
-    points = [ChartPoint(0, history[0]["rating_before"], f"start: {history[0]['rating_before']}")]
+    start = history[0]["rating_before"]
+    points = [ChartPoint(0, start, text.gettext("start: {rating}", rating=start))]
     for i, h in enumerate(history, start=1):
-        when = str(h.get("played_at") or "")[:10]
-        label = f"match {i} ({h['match_id']}{', ' + when if when else ''}): {h['rating_after']}"
-        points.append(ChartPoint(i, h["rating_after"], label))
+        when = parse_moment(h.get("played_at"))
+        label = text.gettext(
+            "match {number} ({date}): {rating}",
+            number=text.integer(i),
+            date=text.day(when) if when else h["match_id"],
+            rating=h["rating_after"],
+        )
+        points.append(ChartPoint(i, h["rating_after"], label, when, h["match_id"]))
     return points
 
 
 # ---------------------------------------------------------------------------- match
 @router.get("/matches/{match_id:path}", response_class=HTMLResponse)
 def match_page(request: Request, match_id: str) -> Response:
-    """Every player's change in one match, explained in plain words and numbers."""
-    svc = _service(request)
+    """Every player's change in one match, winner first, explained in plain words and numbers."""
+    text = page_text(request)
+    svc = service(request)
     try:
-        view = _data(svc.get_match(match_id))
+        view = as_mapping(svc.get_match(match_id))
     except (NotFoundError, ValidationError):
-        return _error_page(request, f"No match with the id “{match_id}”.", status_code=404)
+        message = text.gettext("No match with the id “{id}”.", id=match_id)
+        return _error_page(request, text, message, status_code=404)
     body = view["match"]
+    rules = None
+    with suppress(SedmaEloError, AttributeError):
+        rules = svc.active_version().rules
+    changes = winner_first(changes_of(view), body.get("winner"))
+    alternatives = what_if(body, changes, rules) if rules is not None else {}
     players = []
-    for raw in _changes_of(view):
-        change = _normalized(raw)
+    for raw in changes:
+        change = normalized(raw, text.tr)
         sentences = change["sentences"]
         if change["from_explain"] and sentences:
-            # sedma_elo.core.explain's first sentence is the summary ("alice won against ...: +26").
+            # The core's first sentence is the summary ("alice won against ...: +26").
             headline, sentences = sentences[0], sentences[1:]
         else:
-            headline = _headline(change)
-        players.append({"change": change, "headline": headline, "sentences": sentences})
-    rounding = "half_even"
-    with suppress(SedmaEloError, AttributeError):
-        rounding = svc.active_version().rules.rounding
-    return render_page(
+            headline = ""
+        players.append(
+            {
+                "change": change,
+                "headline": headline,
+                "sentences": sentences,
+                "what_if": alternatives.get(change["player_id"], {}),
+            }
+        )
+    return _page(
+        request,
+        text,
         "match.html",
-        _base_context(
-            request,
-            match=view,
-            result_text=_result_text(body),
-            players=players,
-            bonus_names=BONUS_NAMES,
-            rounding_text=ROUNDING_TEXT.get(rounding, rounding),
-            rules_label=view["ratings_version"]["rules"],
-        ),
+        match=view,
+        winners=_winners(body),
+        players=players,
+        rounding=getattr(rules, "rounding", "half_even"),
+        rules_label=view["ratings_version"]["rules"],
     )
 
 
-def _changes_of(view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The per-player explanation objects of a match answer (``changes``, or ``players``)."""
-    for key in ("changes", "players"):
-        found = view.get(key)
-        if isinstance(found, list):
-            return found
-    nested = view.get("explanation")
-    if isinstance(nested, Mapping):
-        return _changes_of(nested)
-    return []
-
-
-def _normalized(change: Mapping[str, Any]) -> dict[str, Any]:
-    """One player's explanation in the form the template reads.
-
-    Accepts both forms of the explanation object (bonuses as a list or keyed by kind; the outcome
-    inside ``score`` or beside it; sentences as ``explanation``, ``sentences`` or one ``sentence``) and
-    fills in each term's ``uncapped`` value (count times rate, before the cap) where it is missing.
-    """
-    score = dict(change["score"])
-    raw_bonuses = score["bonuses"]
-    if isinstance(raw_bonuses, Mapping):
-        raw_bonuses = [{"kind": kind, **term} for kind, term in raw_bonuses.items()]
-    score["bonuses"] = [{"uncapped": t["count"] * t["per_round"], **t} for t in raw_bonuses]
-    malus = score["malus"]
-    score["malus"] = {"uncapped": malus["count"] * malus["per_bad_move"], **malus}
-    score.setdefault("outcome", change.get("outcome"))
-    sentences = change.get("explanation", change.get("sentences"))
-    if not isinstance(sentences, list):
-        sentences = [change["sentence"]] if change.get("sentence") else []
-    delta = change.get("delta", change["rating_after"] - change["rating_before"])
-    from_explain = isinstance(change.get("explanation"), list)
-    return {
-        **change,
-        "score": score,
-        "sentences": [str(x) for x in sentences],
-        "delta": delta,
-        "from_explain": from_explain,
-    }
-
-
-def _result_text(body: Mapping[str, Any]) -> str:
-    if body.get("winner") == "draw":
-        return "draw"
-    team_a, team_b = _sides(body)
-    return " & ".join(team_a if body.get("winner") == "a" else team_b) + " won"
-
-
-def _headline(change: Mapping[str, Any]) -> str:
-    outcome = change["score"]["outcome"]
-    stronger = change["opponent_rating"] > change["team_rating"]
-    weaker = change["opponent_rating"] < change["team_rating"]
-    who = "a stronger" if stronger else ("a weaker" if weaker else "an equally rated")
-    verb = {"win": "won against", "loss": "lost against", "draw": "drew with"}[outcome]
-    delta = change["rating_after"] - change["rating_before"]
-    sign = f"+{delta}" if delta > 0 else (f"\u2212{-delta}" if delta < 0 else "±0")
-    return f"{change['player_id']} {verb} {who} opponent: {sign}."
+def _winners(body: Mapping[str, Any]) -> list[str]:
+    """The winning side's players (empty for a draw)."""
+    team_a, team_b = sides_of(body)
+    return list({"a": team_a, "b": team_b}.get(str(body.get("winner")), ()))
 
 
 # ---------------------------------------------------------------------------- static files

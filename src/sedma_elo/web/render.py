@@ -18,9 +18,12 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from starlette.responses import HTMLResponse
 
+from .lang import PageText, is_date_only
+
 __all__ = [
     "CONTENT_SECURITY_POLICY",
     "LOCAL_TIME_SCRIPT",
+    "date_tag",
     "environment",
     "fmt_number",
     "fmt_signed",
@@ -28,19 +31,20 @@ __all__ = [
     "match_path",
     "player_path",
     "render_page",
+    "time_tag",
 ]
 
 MINUS = "\u2212"
 
-#: Rewrites every ``<time datetime=...>`` into the viewer's time zone; without JavaScript the UTC
-#: text rendered on the server stays.
+#: Rewrites every ``<time datetime=...>`` that has a time of day into the viewer's time zone, in the
+#: page's language; date-only matches keep the server's text (a day has no zone). Without JavaScript
+#: the UTC text rendered on the server stays.
 LOCAL_TIME_SCRIPT = (
-    "document.querySelectorAll('time[datetime]').forEach(function (t) {"
+    "document.querySelectorAll('time[datetime]:not([data-date-only])').forEach(function (t) {"
     " var d = new Date(t.getAttribute('datetime'));"
     " if (isNaN(d.getTime())) { return; }"
-    " var opts = t.hasAttribute('data-date-only') ? {dateStyle: 'medium'}"
-    " : {dateStyle: 'medium', timeStyle: 'short'};"
-    " t.textContent = d.toLocaleString(undefined, opts);"
+    " t.textContent = d.toLocaleString(document.documentElement.lang,"
+    " {dateStyle: 'medium', timeStyle: 'short'});"
     " t.title = t.getAttribute('datetime');"
     " t.setAttribute('data-local', '1');"
     " });"
@@ -102,14 +106,34 @@ def iso_utc(value: datetime | str | None) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def _time_tag(value: datetime | str | None) -> Markup:
-    """``<time datetime="...">YYYY-MM-DD HH:MM UTC</time>`` (or an en dash when unknown)."""
+def time_tag(value: datetime | str | None, text: PageText | None = None) -> Markup:
+    """``<time datetime="...">`` around the moment in the reader's words (an en dash when unknown).
+
+    A date-only match (:func:`~sedma_elo.web.lang.is_date_only`) shows its date alone and is marked
+    ``data-date-only`` so that the local-time script leaves it as it is. Without ``text`` the
+    moment is written ``YYYY-MM-DD HH:MM UTC``.
+    """
     iso = iso_utc(value)
     if not iso:
         return Markup("\u2013")
-    moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    text = moment.strftime("%Y-%m-%d %H:%M UTC")
-    return Markup('<time datetime="{}">{}</time>').format(iso, text)
+    date_only = is_date_only(value)
+    if text is not None:
+        shown = text.moment(value)
+    else:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+        shown = moment.strftime("%Y-%m-%d" if date_only else "%Y-%m-%d %H:%M UTC")
+    if date_only:
+        return Markup('<time datetime="{}" data-date-only>{}</time>').format(iso[:10], shown)
+    return Markup('<time datetime="{}">{}</time>').format(iso, shown)
+
+
+def date_tag(value: datetime | str | None, text: PageText | None = None) -> Markup:
+    """``<time>`` with the date alone (the day in UTC), for lists where the time of day is noise."""
+    iso = iso_utc(value)
+    if not iso:
+        return Markup("\u2013")
+    shown = text.day(value) if text is not None else iso[:10]
+    return Markup('<time datetime="{}" data-date-only>{}</time>').format(iso[:10], shown)
 
 
 def _build_environment() -> Environment:
@@ -125,7 +149,8 @@ def _build_environment() -> Environment:
     env.filters["signed"] = fmt_signed
     env.filters["player_path"] = player_path
     env.filters["match_path"] = match_path
-    env.filters["time_tag"] = _time_tag
+    env.filters["time_tag"] = time_tag
+    env.filters["date_tag"] = date_tag
     env.globals["local_time_script"] = LOCAL_TIME_SCRIPT
     return env
 
@@ -133,8 +158,22 @@ def _build_environment() -> Environment:
 environment = _build_environment()
 
 
-def render_page(template: str, context: dict[str, Any], *, status_code: int = 200) -> HTMLResponse:
-    """Render ``template`` with ``context`` into an HTML response with the pages' security headers."""
+def render_page(
+    template: str, context: dict[str, Any], *, text: PageText | None = None, status_code: int = 200
+) -> HTMLResponse:
+    """Render ``template`` with ``context`` into an HTML response with the pages' security headers.
+
+    ``text`` is the reader's language: templates print through ``_``/``ngettext`` and ``t`` (its
+    number and date formatters); English when it is ``None``.
+    """
+    if text is not None:
+        context = {
+            "t": text,
+            "_": text.gettext,
+            "gettext": text.gettext,
+            "ngettext": text.ngettext,
+            **context,
+        }
     html = environment.get_template(template).render(**context)
     return HTMLResponse(
         html,
@@ -143,5 +182,7 @@ def render_page(template: str, context: dict[str, Any], *, status_code: int = 20
             "Content-Security-Policy": CONTENT_SECURITY_POLICY,
             "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "same-origin",
+            "Content-Language": text.lang if text is not None else "en",
+            "Vary": "Accept-Language, Cookie",
         },
     )

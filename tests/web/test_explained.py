@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sedma_elo.web.pages import _changes_of, _normalized
+from sedma_elo.web.explained import changes_of as _changes_of
+from sedma_elo.web.explained import normalized as _normalized
 
 
 def _term(count: int, per: float, cap: float) -> dict[str, Any]:

@@ -1,0 +1,112 @@
+"""Everything the pages read, in one place: the service layer and the few batched reads it lacks.
+
+The pages read through the ``Ledger`` the app factory opened (:func:`service`, the one accessor of
+``request.app.state``). A player page needs every match of a career (sides, winner, the other
+players' ratings before it) for the record, streaks and head-to-head; asking ``get_match`` for each
+would re-rate each one, so :func:`career_matches` reads them in two indexed queries per 500 matches
+from the tables the ledger writes (``storage.schema``), in the active ratings version.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any
+
+from fastapi import Request
+from sqlalchemy import select
+
+from ..core.provisional import PROVISIONAL_MATCHES
+from ..storage.schema import matches, rating_changes
+
+__all__ = ["CareerMatch", "as_mapping", "career_matches", "provisional_matches", "service", "sides_of"]
+
+#: Sequences per batched read (SQLite allows 999 parameters per statement).
+_CHUNK = 500
+
+
+def service(request: Request) -> Any:
+    """The service layer the JSON API reads through (the ``Ledger`` the app factory opened)."""
+    return request.app.state.ledger
+
+
+def provisional_matches(request: Request) -> int:
+    """The service's number of matches below which a rating is provisional (settings, default 10)."""
+    found = getattr(request.app.state, "provisional_matches", PROVISIONAL_MATCHES)
+    return int(found)
+
+
+def as_mapping(obj: Any) -> dict[str, Any]:
+    """A service answer as a plain mapping (dicts, dataclasses and pydantic models alike)."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in fields(obj)}
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        return dict(dump(mode="json"))
+    raise TypeError(f"cannot read a {type(obj).__name__} as a mapping")
+
+
+@dataclass(frozen=True, slots=True)
+class CareerMatch:
+    """One match of a career seen from one player: sides, winner and everyone's rating before it."""
+
+    sequence: int
+    team_a: tuple[str, ...]
+    team_b: tuple[str, ...]
+    winner: str  # "a", "b" or "draw"
+    before: Mapping[str, int]  # rating before the match by player id
+
+    def side_of(self, player_id: str) -> str:
+        """``"a"`` or ``"b"``."""
+        return "a" if player_id in self.team_a else "b"
+
+    def opponents(self, player_id: str) -> tuple[str, ...]:
+        """The other side's players."""
+        return self.team_b if self.side_of(player_id) == "a" else self.team_a
+
+    def result(self, player_id: str) -> str:
+        """``"win"``, ``"draw"`` or ``"loss"`` for ``player_id``."""
+        if self.winner == "draw":
+            return "draw"
+        return "win" if self.winner == self.side_of(player_id) else "loss"
+
+    def opponent_rating(self, player_id: str) -> float | None:
+        """The mean rating of the other side before the match (``None`` if unknown)."""
+        ratings = [self.before[p] for p in self.opponents(player_id) if p in self.before]
+        return sum(ratings) / len(ratings) if ratings else None
+
+
+def sides_of(body: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Side a and side b of a match in its JSON form (one against one, or two against two)."""
+    if body.get("player_a") is not None:
+        return (body["player_a"],), (body["player_b"],)
+    return tuple(body.get("team_a") or ()), tuple(body.get("team_b") or ())
+
+
+def career_matches(request: Request, sequences: Sequence[int]) -> dict[int, CareerMatch]:
+    """The matches with these ledger sequences, by sequence (active version's ratings before them)."""
+    svc = service(request)
+    version = svc.active_id()
+    found: dict[int, CareerMatch] = {}
+    with svc.db.read.connect() as conn:
+        for start in range(0, len(sequences), _CHUNK):
+            chunk = list(sequences[start : start + _CHUNK])
+            before: dict[int, dict[str, int]] = {}
+            for row in conn.execute(
+                select(
+                    rating_changes.c.sequence, rating_changes.c.player_id, rating_changes.c.rating_before
+                ).where(rating_changes.c.version_id == version, rating_changes.c.sequence.in_(chunk))
+            ):
+                before.setdefault(row.sequence, {})[row.player_id] = row.rating_before
+            for row in conn.execute(
+                select(matches.c.sequence, matches.c.body).where(matches.c.sequence.in_(chunk))
+            ):
+                body = json.loads(row.body)
+                team_a, team_b = sides_of(body)
+                found[row.sequence] = CareerMatch(
+                    row.sequence, team_a, team_b, str(body.get("winner")), before.get(row.sequence, {})
+                )
+    return found

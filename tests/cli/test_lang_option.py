@@ -1,0 +1,54 @@
+"""--lang on `rate` and `analyze`: the explanation and the table in the reader's language."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from sedma_elo.cli import app
+
+EXAMPLE = (
+    Path(__file__).resolve().parents[2] / "src" / "sedma_elo" / "game" / "examples" / "example_match.json"
+)
+runner = CliRunner()
+FLAGS = ["rate", "--player-a", "alice", "--player-b", "bob", "--winner", "a"]
+FLAGS += ["--rating-a", "1000", "--rating-b", "1100", "--a-16", "3", "--a-bad-moves", "2"]
+
+
+def test_rate_explains_in_german() -> None:
+    """`rate --lang de` prints the sentences in German, the post's words for the 16ers included."""
+    result = runner.invoke(app, [*FLAGS, "--lang", "de"])
+    assert result.exit_code == 0, result.output
+    assert "alice gewann gegen bob – ein stärkerer Spieler" in result.stdout
+    assert "3 gewonnene Runden mit 16 Punkten bringen 3 × 0.05 = +0.15" in result.stdout
+
+
+def test_rate_json_explanation_follows_lang() -> None:
+    """`rate --json --lang zh` keeps every number and puts Chinese sentences in `explanation`."""
+    english = json.loads(runner.invoke(app, [*FLAGS, "--json"]).stdout)
+    chinese = json.loads(runner.invoke(app, [*FLAGS, "--json", "--lang", "zh"]).stdout)
+    for en, zh in zip(english["players"], chinese["players"], strict=True):
+        assert {k: v for k, v in en.items() if k != "explanation"} == {
+            k: v for k, v in zh.items() if k != "explanation"
+        }
+        assert zh["explanation"] != en["explanation"]
+    assert chinese["players"][0]["explanation"][0].startswith("alice 战胜了 bob，对手是更强的玩家")
+
+
+def test_unknown_language_is_a_usage_error() -> None:
+    """--lang fr exits 2 with a message naming the option and the languages."""
+    for args in ([*FLAGS, "--lang", "fr"], ["analyze", str(EXAMPLE), "--judge", "none", "--lang", "fr"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert "error: --lang: must be one of en, de, it, es, sk, zh, got 'fr'" in result.stderr
+        assert "Traceback" not in result.output
+
+
+def test_analyze_table_in_slovak() -> None:
+    """`analyze --lang sk` titles and heads its table in Slovak."""
+    result = runner.invoke(app, ["analyze", str(EXAMPLE), "--judge", "none", "--lang", "sk"])
+    assert result.exit_code == 0, result.output
+    assert "Podľa hráča" in result.stdout
+    assert "vyhrané kolá" in result.stdout
