@@ -3,16 +3,33 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Locked versions (with hashes) of every runtime and dev dependency; `make lock` refreshes them.
+LOCK := requirements/dev.txt
+PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" $(BIN)/pip-compile --quiet --generate-hashes \
+	--allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links --no-emit-trusted-host
 
-.PHONY: run test lint typecheck unit chromium bench clean messages
+.PHONY: run test lint typecheck unit chromium bench clean messages lock lock-upgrade
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+# The locked versions, then the project itself without touching them.
+$(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python scripts/check-lock.py
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+## lock: pin pyproject.toml's dependencies into requirements/{dev,runtime}.txt, keeping existing pins
+lock: | $(BIN)/python
+	test -x $(BIN)/pip-compile || $(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(PIP_COMPILE) $(LOCK_FLAGS) --extra dev --output-file requirements/dev.txt pyproject.toml
+	$(PIP_COMPILE) -c requirements/dev.txt --output-file requirements/runtime.txt pyproject.toml
+	$(BIN)/python scripts/check-lock.py
+
+## lock-upgrade: the same, moving every pin to the newest version pyproject.toml allows
+lock-upgrade:
+	$(MAKE) lock LOCK_FLAGS=--upgrade
 
 ## run: set up and run the main job on the bundled sample
 run: $(STAMP)

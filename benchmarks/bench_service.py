@@ -12,6 +12,7 @@ For each database (SQLite file, and a fresh PostgreSQL database on 127.0.0.1:543
 Usage::
 
     .venv/bin/python benchmarks/bench_service.py [--db sqlite|postgresql|both] [--duration 10]
+    .venv/bin/python benchmarks/bench_service.py --metrics-cost 3   # the metrics middleware's cost
 
 Needs ``wrk`` (Debian: ``apt-get install -y wrk``).
 """
@@ -24,6 +25,7 @@ import os
 import re
 import secrets
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -131,8 +133,8 @@ def ledger_size(base: str) -> int:
         return int(json.loads(resp.read())["ledger_size"])
 
 
-def serve(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "0"}
+def serve(url: str, port: int, workers: int, **extra_env: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "0", **extra_env}
     proc = subprocess.Popen(
         [SEDMA_ELO, "serve", "--database-url", url, "--port", str(port), "--workers", str(workers)], env=env
     )
@@ -160,6 +162,9 @@ def bench(kind: str, args: argparse.Namespace) -> None:
     try:
         key = seed(url, args.players)
         workers = args.workers or 1
+        if args.metrics_cost:
+            metrics_cost(url, key, workers, args)
+            return
         proc = serve(url, args.port, workers)
         base = f"http://127.0.0.1:{args.port}"
         try:
@@ -190,6 +195,25 @@ def bench(kind: str, args: argparse.Namespace) -> None:
                 conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
 
 
+def metrics_cost(url: str, key: str, workers: int, args: argparse.Namespace) -> None:
+    """Match writes/s with the metrics middleware off and on, alternating, ``args.metrics_cost`` rounds."""
+    base = f"http://127.0.0.1:{args.port}"
+    rates: dict[str, list[float]] = {"false": [], "true": []}
+    for i in range(args.metrics_cost):
+        for metrics in ("false", "true") if i % 2 == 0 else ("true", "false"):
+            proc = serve(url, args.port, workers, SEDMA_ELO_METRICS=metrics)
+            try:
+                env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
+                w = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, env)
+            finally:
+                proc.terminate()
+                proc.wait(30)
+            report(f"metrics {metrics:<5}", w)
+            rates[metrics].append(float(w["rps"]) if w["rps"] != "?" else float("nan"))
+    off, on = statistics.median(rates["false"]), statistics.median(rates["true"])
+    print(f"  median writes/s: metrics off {off:.0f}, on {on:.0f}; on/off = {on / off:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -200,6 +224,13 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=0, help="API processes (default 1)")
     parser.add_argument("--port", type=int, default=18_777)
+    parser.add_argument(
+        "--metrics-cost",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="instead: match writes with SEDMA_ELO_METRICS off and on, alternating, ROUNDS times each",
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install -y wrk)")

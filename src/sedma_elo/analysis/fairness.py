@@ -60,7 +60,8 @@ def losing_well_gain(rules: Rules = REFERENCE_RULES) -> tuple[int, int]:
     """(gain of a loss with every bonus at its cap over a plain loss, gain of a plain win), in points.
 
     Both between two established players (:data:`ESTABLISHED_GAMES` games each, for rules whose K
-    depends on games played) at the initial rating, rated against one :class:`~sedma_elo.core.fold.RatingState` (not committed).
+    depends on games played) at the initial rating, rated against one
+    :class:`~sedma_elo.core.fold.RatingState` (not committed).
     The loser of the good loss won ``ceil(cap / per_round) + 1`` rounds of each bonus kind (enough
     to reach every cap), and at least :data:`MIN_BONUS_ROUNDS`.
     """

@@ -69,30 +69,50 @@ def serve(
         typer.Option("--demo", help="Import the demo history, create a write key and print a curl example."),
     ] = False,
     access_log: Annotated[bool, typer.Option("--access-log", help="Log every request.")] = False,
+    log_format: Annotated[
+        str, typer.Option("--log-format", help="text or json (one JSON object a line, with request ids).")
+    ] = "text",
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs) until interrupted."""
     import uvicorn
 
+    from ..service.demo import refuse_public_demo_keys
+    from ..service.observability.startup import prepare_serve
     from ..service.settings import ServiceSettings
 
     if database_url:
         os.environ["SEDMA_ELO_DATABASE_URL"] = database_url
     os.environ["SEDMA_ELO_HOST"] = host
     os.environ["SEDMA_ELO_PORT"] = str(port)
+    os.environ.update(SEDMA_ELO_ACCESS_LOG=str(access_log), SEDMA_ELO_LOG_FORMAT=log_format)
     try:
         settings = ServiceSettings()
         settings.check_secure()
     except (SedmaEloError, ValueError) as exc:
         raise fail(exc) from exc
     # Migrate and create the first version once, before any worker process starts.
-    with _ledger(settings.database_url):
-        pass
-    if demo:
-        _prepare_demo(settings.database_url, host, port)
+    with _ledger(settings.database_url) as ledger:
+        rules = next(f"{v.rules.label} (ratings version {v.id})" for v in ledger.versions() if v.active)
+    try:
+        if demo:
+            _prepare_demo(settings.database_url, host, port)
+        with _ledger(settings.database_url) as ledger:
+            refuse_public_demo_keys(ledger.db, host)
+    except SedmaEloError as exc:
+        raise fail(exc) from exc
+    log_config = prepare_serve(settings, processes=workers, rules=rules)
+    # The access log is the service's own (with request ids); uvicorn's stays off.
     if workers == 1:
         from ..service.app import create_app
 
-        uvicorn.run(create_app(settings), host=host, port=port, access_log=access_log, log_level="warning")
+        uvicorn.run(
+            create_app(settings),
+            host=host,
+            port=port,
+            access_log=False,
+            log_level="warning",
+            log_config=log_config,
+        )
     else:
         uvicorn.run(
             "sedma_elo.service.app:app_from_env",
@@ -100,28 +120,29 @@ def serve(
             host=host,
             port=port,
             workers=workers,
-            access_log=access_log,
+            access_log=False,
             log_level="warning",
+            log_config=log_config,
         )
 
 
 def _prepare_demo(url: str | None, host: str, port: int) -> None:
     from ..batch.history import read_matches
-    from ..service.demo import bundled_sample, demo_matches
-    from ..service.keys import create_key
+    from ..service.demo import bundled_sample, demo_keys, demo_matches
 
     with _ledger(url) as ledger:
+        keys = demo_keys(ledger.db, host)
         if ledger.ledger_size() == 0:
             sample = bundled_sample()
             matches = read_matches(sample)[0] if sample is not None else demo_matches()
             report = ledger.import_matches(matches)
             console.print(f"Imported {report.created} demo matches.")
-        key, _ = create_key(ledger.db, "write", "demo")
     base = f"http://{host}:{port}"
+    write = keys.get("write", "sk_...")
     console.print(f"Serving the sedma-elo rating service at {base} (API docs: {base}/docs)")
     console.print("Example:", highlight=False)
     console.print(
-        f"  curl -s -X POST {base}/v1/matches -H 'Authorization: Bearer {key}' "
+        f"  curl -s -X POST {base}/v1/matches -H 'Authorization: Bearer {write}' "
         "-H 'Content-Type: application/json' "
         """-d '{"match_id": "m-1", "played_at": "2026-11-29T12:00:00Z", "player_a": "alice", """
         """"player_b": "bob", "winner": "a", "stats": {"a": {"won_by_16": 1}, "b": {"bad_moves": 2}}}'""",
@@ -129,8 +150,21 @@ def _prepare_demo(url: str | None, host: str, port: int) -> None:
         soft_wrap=True,
     )
     console.print(f"  curl -s {base}/v1/leaderboard?limit=5", highlight=False, soft_wrap=True)
+    if "admin" in keys:
+        console.print(
+            f"  curl -s {base}/v1/admin/keys -H 'Authorization: Bearer {keys['admin']}'", highlight=False
+        )
+    console.print(
+        "DEMO keys (public, the same every run; refused when serving on a non-loopback address):",
+        highlight=False,
+    )
+    for scope in ("admin", "write"):
+        if scope in keys:
+            console.print(f"  {scope} key: {keys[scope]}", highlight=False)
+        else:
+            console.print(f"  {scope} key: revoked in this database (create one: sedma-elo keys create)")
     console.print("Write key:", highlight=False)
-    print(key, flush=True)
+    print(write, flush=True)
 
 
 # ---------------------------------------------------------------------------- keys

@@ -41,9 +41,11 @@ from ..storage import open_database
 from ..web import router as web_pages
 from . import keys as keys_mod
 from .asgi import BodyLimit, DirectRoute
+from .docs_ui import router as docs_ui_router
 from .keys import KeyInfo
 from .keys import Scope as KeyScope
 from .ledger import MAX_PAGE, MAX_RECENT, HistoryOrder, Ledger
+from .observability import install_observability
 from .payload import ID_PATTERN, MatchIn, submission_from_payload
 from .settings import ServiceSettings
 from .writer import GroupWriter
@@ -298,10 +300,13 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         version="1",
         summary="A match ledger for Sedma ratings: each match applied once, in order, explained.",
         lifespan=lifespan,
+        docs_url=None,  # served from the package's files by docs_ui_router (no CDN)
+        redoc_url=None,
     )
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     _install_error_handlers(app)
     app.include_router(web_pages)
+    app.include_router(docs_ui_router)
     app.state.limiter = _RateLimiter(settings.rate_limit, settings.rate_burst)
     app.state.key_cache = _KeyCache(settings.key_cache_seconds)
     app.state.provisional_matches = settings.provisional_matches
@@ -522,6 +527,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         """Liveness: the database answers."""
         return _json({"status": "ok", "ledger_size": ledger().ledger_size()})
 
+    install_observability(app, settings)
     return app
 
 

@@ -8,6 +8,7 @@ rate limit switched off.
 from __future__ import annotations
 
 import ipaddress
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -17,7 +18,7 @@ from ..errors import ValidationError
 from ..storage import DEFAULT_DATABASE_URL
 from .keys import check_key_strength
 
-__all__ = ["ServiceSettings"]
+__all__ = ["ServiceSettings", "is_loopback"]
 
 
 class ServiceSettings(BaseSettings):
@@ -55,6 +56,9 @@ class ServiceSettings(BaseSettings):
     pool_size: int = Field(
         default=16, ge=1, le=200, description="database connections per pool (a process has a few pools)"
     )
+    access_log: bool = Field(default=False, description="log one line per request")
+    log_format: Literal["text", "json"] = Field(default="text", description="text lines or JSON objects")
+    metrics: bool = Field(default=True, description="count and time requests for GET /metrics")
 
     def check_secure(self) -> None:
         """Refuse insecure settings.
@@ -64,11 +68,12 @@ class ServiceSettings(BaseSettings):
         """
         if self.admin_key is not None:
             check_key_strength("admin_key", self.admin_key.get_secret_value())
-        if self.rate_limit == 0 and not _is_loopback(self.host):
+        if self.rate_limit == 0 and not is_loopback(self.host):
             raise ValidationError("rate_limit", "must be > 0 when listening on a non-loopback address")
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address to listen on) is this machine only."""
     if host == "localhost":
         return True
     try:

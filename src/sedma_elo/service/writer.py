@@ -15,6 +15,7 @@ import queue
 import threading
 
 from .ledger import ApplyOutcome, Ledger, WriterSession
+from .observability.metrics import WRITE_QUEUE, record_batch
 from .payload import Submission
 
 __all__ = ["GroupWriter"]
@@ -56,6 +57,7 @@ class GroupWriter:
     def submit_nowait(self, sub: Submission) -> concurrent.futures.Future[ApplyOutcome]:
         """Queue ``sub``; the future resolves once its batch has committed."""
         fut: concurrent.futures.Future[ApplyOutcome] = concurrent.futures.Future()
+        WRITE_QUEUE.inc()  # before the put: the writer may take the item at once
         self._queue.put((sub, fut))
         return fut
 
@@ -83,6 +85,7 @@ class GroupWriter:
                     stopping = True  # this thread's stop token; the batch in hand is still applied
                     break
                 batch.append(nxt)
+            WRITE_QUEUE.dec(len(batch))
             try:
                 outcomes = session.apply([sub for sub, _ in batch])
             except BaseException as exc:  # the request sees it as a 500; the writer carries on
@@ -91,5 +94,6 @@ class GroupWriter:
                 continue
             self.batches += 1
             self.applied += len(batch)
+            record_batch(len(batch), sum(o.status == "created" for o in outcomes))
             for (_, fut), outcome in zip(batch, outcomes, strict=True):
                 fut.set_result(outcome)
