@@ -37,7 +37,7 @@ app(sys.argv[2:], prog_name="sedma-elo")
 class Server:
     """A running ``sedma-elo serve`` process on 127.0.0.1 (``port``: the one it serves)."""
 
-    def __init__(self, db_url: str, **env: str) -> None:
+    def __init__(self, db_url: str, *serve_args: str, **env: str) -> None:
         self.db_url = db_url
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.bind(("127.0.0.1", 0))
@@ -46,11 +46,11 @@ class Server:
         self.base = f"http://127.0.0.1:{self.port}"
         full_env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "100000", "SEDMA_ELO_RATE_BURST": "100000", **env}
         fd = listener.fileno()
-        args = ["serve", "--database-url", db_url, "--port", str(self.port)]
+        args = ["serve", "--database-url", db_url, "--port", str(self.port), *serve_args]
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _BOOTSTRAP, str(fd), *args],
             env=full_env,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=[fd],
         )
@@ -62,24 +62,28 @@ class Server:
                     return
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                    self.stop()
+                    _, err = self.stop()
                     raise RuntimeError(f"server did not start: {err}") from None
 
     def kill9(self) -> None:
         """SIGKILL: no shutdown hook runs."""
         self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-        if self.proc.stderr:
-            self.proc.stderr.close()
+        self.proc.communicate(timeout=10)
 
-    def stop(self) -> None:
+    def stop(self) -> tuple[str, str]:
+        """SIGTERM (SIGKILL after 15 s); return what the server wrote to stdout and to stderr.
+
+        Both are read only here: a test that makes the server write more than a pipe holds (64 KiB)
+        must read them while it runs.
+        """
+        out = err = b""
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(15)
+                out, err = self.proc.communicate(timeout=15)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait(5)
-        if self.proc.stderr:
-            self.proc.stderr.close()
+                out, err = self.proc.communicate(timeout=5)
+        else:
+            out, err = self.proc.communicate()
+        return out.decode(errors="replace"), err.decode(errors="replace")
