@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from sedma_elo.service import ServiceSettings, create_app
-from sedma_elo.service.keys import create_key
+from sedma_elo.service.auth import create_key
 from sedma_elo.storage import open_database
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"

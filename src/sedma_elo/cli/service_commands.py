@@ -91,7 +91,9 @@ def serve(
         _prepare_demo(settings.database_url, host, port)
     if workers == 1:
         from ..service.app import create_app
+        from ..service.runtime import tune_process
 
+        tune_process()  # the workers' entry point, app_from_env, does the same in each process
         uvicorn.run(create_app(settings), host=host, port=port, access_log=access_log, log_level="warning")
     else:
         uvicorn.run(

@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..errors import ValidationError
 from ..storage import DEFAULT_DATABASE_URL
-from .keys import check_key_strength
+from .auth.keys import check_key_strength
 
 __all__ = ["ServiceSettings"]
 

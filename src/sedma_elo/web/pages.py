@@ -1,7 +1,7 @@
 """The HTML pages: leaderboard, player profile with rating chart, and the explanation of a match.
 
 The pages read through the same service layer as the JSON API: the ``Ledger`` that the app factory
-stores on ``app.state.ledger``. This module only shapes the service's answers for the templates.
+stores on ``app.state.reads`` (``PageReads``). This module only shapes the service's answers.
 Every template autoescapes, so player-supplied strings always render as text.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import fields, is_dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request
@@ -23,6 +23,9 @@ from .cache import TimedLru
 from .chart import ChartPoint, build_chart
 from .render import player_path, render_page
 from .trends import Trend, trend_of
+
+if TYPE_CHECKING:  # the service includes this router: importing it at run time would be circular
+    from ..service.reads import PageReads
 
 __all__ = ["router"]
 
@@ -52,9 +55,10 @@ ROUNDING_TEXT = {
 _STATIC = {"style.css": "text/css; charset=utf-8"}
 
 
-def _service(request: Request) -> Any:
-    """The service layer the JSON API reads through (the ``Ledger`` the app factory opened)."""
-    return request.app.state.ledger
+def _service(request: Request) -> PageReads:
+    """The service layer's typed read interface (the ``Ledger`` the app factory opened)."""
+    reads: PageReads = request.app.state.reads
+    return reads
 
 
 def _data(obj: Any) -> dict[str, Any]:

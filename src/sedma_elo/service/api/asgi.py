@@ -11,6 +11,7 @@ import json
 from collections.abc import Awaitable, Callable
 
 from fastapi.responses import Response
+from fastapi.routing import APIRoute
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -110,6 +111,21 @@ class DirectRoute:
         self.path = path
         self.limit = limit
         self.handler = handler
+
+    @classmethod
+    def of(cls, route: APIRoute, limit: int, handler: Handler) -> DirectRoute:
+        """The direct route in front of the FastAPI ``route`` (one method, a path without parameters).
+
+        The method and path come from the route's declaration, so the two cannot drift apart.
+
+        Raises:
+            ValueError: ``route`` has several methods or a path parameter.
+        """
+        methods = route.methods or set()
+        if len(methods) != 1 or route.param_convertors:
+            raise ValueError(f"{route.path}: a direct route needs one method and a fixed path")
+        (method,) = methods
+        return cls(method, route.path, limit, handler)
 
     def matches(self, scope: Scope) -> bool:
         """Whether ``scope`` is a request for this route."""
