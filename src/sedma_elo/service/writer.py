@@ -83,6 +83,11 @@ class GroupWriter:
                     stopping = True  # this thread's stop token; the batch in hand is still applied
                     break
                 batch.append(nxt)
+            # A future cancelled while queued is dropped unapplied; the others can no longer be
+            # cancelled, so setting their outcome below cannot fail (and kill this thread).
+            batch = [(sub, fut) for sub, fut in batch if fut.set_running_or_notify_cancel()]
+            if not batch:
+                continue
             try:
                 outcomes = session.apply([sub for sub, _ in batch])
             except BaseException as exc:  # the request sees it as a 500; the writer carries on
