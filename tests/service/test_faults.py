@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from conftest import Api, single
+from conftest import Api, make_api, single
 from sedma_elo.core.model import Match
+from sedma_elo.errors import UnavailableError
 from sedma_elo.service import GroupWriter, Ledger
 from sedma_elo.service.payload import submission_from_match
 from sedma_elo.storage import open_database
@@ -49,6 +50,50 @@ def test_a_cancelled_queued_write_leaves_the_writer_serving(tmp_path: object) ->
     try:
         assert later.result(timeout=30).status == "created"
         assert [m.match_id for _, m in ledger.ledger()] == ["x-2"]
+    finally:
+        writer.stop()
+        ledger.db.dispose()
+
+
+def test_reposting_a_voided_match_answers_that_it_is_voided(api: Api) -> None:
+    """The repeat of a voided match gets 200 with ``voided: true`` and no changes, as GET shows it."""
+    body = single("v-1")
+    assert api.post(body).status_code == 201
+    assert api.admin("/v1/admin/matches/v-1/void", {"reason": "entered twice"}).status_code == 200
+    again = api.post(body)
+    assert again.status_code == 200
+    assert again.json()["voided"] is True
+    assert again.json()["void_reason"] == "entered twice"
+    assert again.json()["changes"] == []
+    assert again.json() == api.get("/v1/matches/v-1").json()
+
+
+def test_a_stalled_writer_answers_503_with_retry_after_then_the_repeat_lands(tmp_path: object) -> None:
+    """Write lock held past ``write_timeout``: 503 + Retry-After (JSON); once free, the repeat lands."""
+    for api in make_api(f"sqlite:///{tmp_path}/ledger.db", write_timeout=0.5):
+        lock = api.client.app.state.services.db.write_lock  # type: ignore[attr-defined]
+        with lock:
+            stalled = api.post(single("s-1"))
+        assert stalled.status_code == 503, stalled.text
+        assert int(stalled.headers["retry-after"]) >= 1
+        assert "detail" in stalled.json()
+        again = api.post(single("s-1"))
+        assert again.status_code in (200, 201), again.text
+        assert api.get("/v1/matches/s-1").status_code == 200
+
+
+def test_a_full_write_queue_refuses_at_once(tmp_path: object) -> None:
+    """Beyond ``max_queue`` waiting submissions, submitting raises UnavailableError instead of queueing."""
+    ledger = Ledger(open_database(f"sqlite:///{tmp_path}/ledger.db"))
+    ledger.ensure_version()
+    writer = GroupWriter(ledger, max_queue=1)
+    subs = [submission_from_match(Match.single("ann", "bob", "a", match_id=f"q-{i}")) for i in range(2)]
+    first = writer.submit_nowait(subs[0])  # the writer is not started: it stays queued
+    with pytest.raises(UnavailableError):
+        writer.submit_nowait(subs[1])
+    writer.start()
+    try:
+        assert first.result(timeout=30).status == "created"
     finally:
         writer.stop()
         ledger.db.dispose()

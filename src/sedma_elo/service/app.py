@@ -57,7 +57,13 @@ def _start(settings: ServiceSettings) -> Services:
     ledger.ensure_version()
     if settings.admin_key is not None:
         create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())
-    writer = GroupWriter(ledger, settings.max_batch, settings.writer_threads)
+    writer = GroupWriter(
+        ledger,
+        settings.max_batch,
+        settings.writer_threads,
+        max_queue=settings.write_queue,
+        timeout=settings.write_timeout,
+    )
     writer.start()
     guard = KeyGuard(
         db, RateLimiter(settings.rate_limit, settings.rate_burst), KeyCache(settings.key_cache_seconds)

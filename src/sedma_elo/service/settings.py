@@ -45,6 +45,12 @@ class ServiceSettings(BaseSettings):
     writer_threads: int = Field(
         default=1, ge=1, le=32, description="group-commit writer threads per process (1 measured fastest)"
     )
+    write_queue: int = Field(
+        default=10_000, ge=1, le=1_000_000, description="most matches waiting for the writer (503 beyond)"
+    )
+    write_timeout: float = Field(
+        default=10.0, gt=0, le=600, description="seconds a match write may wait for its commit (503 after)"
+    )
     pool_size: int = Field(
         default=16, ge=1, le=200, description="database connections per pool (a process has a few pools)"
     )

@@ -20,6 +20,7 @@ from ...errors import (
     PermissionDeniedError,
     RateLimitError,
     SedmaEloError,
+    UnavailableError,
     ValidationError,
 )
 
@@ -35,7 +36,7 @@ def error_body(status: int, detail: Any, headers: dict[str, str] | None = None) 
 
 
 def error_response(exc: SedmaEloError) -> JSONResponse:
-    """The answer to a project error: 422 (naming the field), 409, 404, 403, 401, 429 or 400."""
+    """The answer to a project error: 422 (naming the field), 409, 404, 403, 401, 429, 503 or 400."""
     if isinstance(exc, ValidationError):
         where = "query" if exc.field in _QUERY_FIELDS else "body"
         return error_body(
@@ -50,8 +51,14 @@ def error_response(exc: SedmaEloError) -> JSONResponse:
     if isinstance(exc, AuthError):
         return error_body(401, str(exc), {"WWW-Authenticate": "Bearer"})
     if isinstance(exc, RateLimitError):
-        return error_body(429, str(exc), {"Retry-After": str(max(1, round(exc.retry_after + 0.5)))})
+        return error_body(429, str(exc), _retry_after(exc.retry_after))
+    if isinstance(exc, UnavailableError):
+        return error_body(503, str(exc), _retry_after(exc.retry_after))
     return error_body(400, str(exc))
+
+
+def _retry_after(seconds: float) -> dict[str, str]:
+    return {"Retry-After": str(max(1, round(seconds + 0.5)))}
 
 
 def request_validation_response(exc: RequestValidationError) -> JSONResponse:

@@ -51,6 +51,7 @@ async def apply_payload(writer: GroupWriter, payload: MatchIn) -> Response:
         413: {"description": "request body too large"},
         422: {"description": "invalid body; `detail[].loc` names the field"},
         429: {"description": "rate limit of this key exceeded"},
+        503: {"description": "write queue full or the write took too long (`Retry-After`); repeat it"},
     },
 )
 async def post_match(payload: MatchIn, _key: WriteKey, writer: WriterDep) -> Response:
