@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -97,3 +99,55 @@ def test_a_full_write_queue_refuses_at_once(tmp_path: object) -> None:
     finally:
         writer.stop()
         ledger.db.dispose()
+
+
+def _raw_post(api: Api, path: str, content: bytes | Iterator[bytes], content_type: str, key: str) -> Any:
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": content_type}
+    return api.client.post(path, content=content, headers=headers)
+
+
+def test_a_repeated_json_key_answers_422_naming_it(api: Api) -> None:
+    """``{"winner": "a", ..., "winner": "b"}`` is refused on the write and the admin routes alike."""
+    text = json.dumps(single("k-1"))[:-1] + ', "winner": "b"}'
+    r = _raw_post(api, "/v1/matches", text.encode(), "application/json", api.write_key)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body", "winner"]
+    void = b'{"reason": "x", "reason": "y"}'
+    r = _raw_post(api, "/v1/admin/matches/k-1/void", void, "application/json", api.admin_key)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body", "reason"]
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
+def test_a_body_that_is_not_declared_json_answers_415(api: Api, content_type: str) -> None:
+    """A JSON text sent as plain text or a form is refused with 415 (JSON body), not taken as JSON."""
+    body = json.dumps(single("ct-1")).encode()
+    r = _raw_post(api, "/v1/matches", body, content_type, api.write_key)
+    assert r.status_code == 415, r.text
+    assert "detail" in r.json()
+    r = _raw_post(api, "/v1/admin/rules", b'{"rules_toml": ""}', content_type, api.admin_key)
+    assert r.status_code == 415, r.text
+    assert api.get("/v1/matches/ct-1").status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/v1/admin/matches/m-1/void", "/v1/admin/rules"])
+def test_an_oversized_chunked_body_answers_413(api: Api, path: str) -> None:
+    """A chunked body past the route's limit gets 413 (JSON), not a 400 "error parsing the body"."""
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"reason": "'
+        for _ in range(200):
+            yield b"x" * 1000  # 200 KB: past the general limit and the rules route's larger one
+        yield b'"}'
+
+    r = _raw_post(api, path, chunks(), "application/json", api.admin_key)
+    assert r.status_code == 413, r.text
+    assert "detail" in r.json()
+
+
+def test_the_longest_rules_text_allowed_fits_the_rules_route_body_limit(api: Api) -> None:
+    """A 20,000-character rules text passes the body limit and is judged as TOML (422), not as size."""
+    text = "# " + "é" * 19_980 + "\nname = 1\n"
+    assert len(text) <= 20_000
+    r = api.admin("/v1/admin/rules", {"rules_toml": text})
+    assert r.status_code == 422, r.text

@@ -24,6 +24,7 @@ from .api.deps import Services
 from .api.errors import install_error_handlers
 from .api.routes import ROUTERS, matches
 from .api.routes.matches import post_match, write_match
+from .api.schemas import RULES_BODY_BYTES
 from .auth import KeyCache, KeyGuard, RateLimiter, create_key
 from .ledger import Ledger
 from .reads import PageReads
@@ -103,7 +104,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         summary="A match ledger for Sedma ratings: each match applied once, in order, explained.",
         lifespan=lifespan,
     )
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, larger={"/v1/admin/rules": RULES_BODY_BYTES})
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)

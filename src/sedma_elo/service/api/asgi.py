@@ -69,18 +69,24 @@ async def read_body(receive: Receive, limit: int) -> bytes:
 
 
 class BodyLimit:
-    """Answer 413 to a request whose body is larger than ``limit`` bytes (declared or streamed)."""
+    """Answer 413 to a request whose body is larger than ``limit`` bytes (declared or streamed).
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    ``larger`` gives some paths a higher limit of their own (a route whose documented body can be
+    longer than the general limit).
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, larger: dict[str, int] | None = None) -> None:
         self.app = app
         self.limit = limit
+        self.larger = {path: max(limit, n) for path, n in (larger or {}).items()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if declared_too_large(scope, self.limit):
-            await too_large(self.limit)(scope, receive, send)
+        limit = self.larger.get(scope["path"], self.limit)
+        if declared_too_large(scope, limit):
+            await too_large(limit)(scope, receive, send)
             return
         seen = 0
 
@@ -89,14 +95,14 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
+                if seen > limit:
                     raise BodyTooLarge
             return message
 
         try:
             await self.app(scope, limited, send)
         except BodyTooLarge:
-            await too_large(self.limit)(scope, receive, send)
+            await too_large(limit)(scope, receive, send)
 
 
 class DirectRoute:

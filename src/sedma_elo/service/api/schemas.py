@@ -10,10 +10,24 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..auth.keys import Scope
 
-__all__ = ["NO_CONTROL_CHARS", "KeyIn", "RulesIn", "VoidIn", "json_response"]
+__all__ = [
+    "NO_CONTROL_CHARS",
+    "RULES_BODY_BYTES",
+    "RULES_TOML_CHARS",
+    "KeyIn",
+    "RulesIn",
+    "VoidIn",
+    "json_response",
+]
 
 #: Free text stored as given: PostgreSQL text cannot hold NUL, and no label needs a control character.
 NO_CONTROL_CHARS = r"^[^\x00-\x1f\x7f]*$"
+
+
+#: Longest rules text ``POST /v1/admin/rules`` takes, and the body limit of that route: room for
+#: that many characters sent as 6-byte ``\uXXXX`` escapes, plus the other fields.
+RULES_TOML_CHARS = 20_000
+RULES_BODY_BYTES = 6 * RULES_TOML_CHARS + 1024
 
 
 class VoidIn(BaseModel):
@@ -27,7 +41,7 @@ class RulesIn(BaseModel):
     """New rules (the TOML text of a rules file) to re-rate the whole ledger with."""
 
     model_config = ConfigDict(extra="forbid")
-    rules_toml: str = Field(max_length=20_000)
+    rules_toml: str = Field(max_length=RULES_TOML_CHARS)
     label: str | None = Field(None, min_length=1, max_length=200, pattern=NO_CONTROL_CHARS)
     activate: bool = True
 

@@ -7,12 +7,22 @@ from fastapi.responses import Response
 
 from ....core.rules import rules_from_toml
 from ...auth import keys
+from ..bodies import CheckedJsonRoute
 from ..deps import AdminKey, DatabaseDep, GuardDep, LedgerDep, MatchId, VersionId
 from ..schemas import KeyIn, RulesIn, VoidIn, json_response
 
 __all__ = ["router"]
 
-router = APIRouter(tags=["admin"])
+router = APIRouter(
+    tags=["admin"],
+    route_class=CheckedJsonRoute,
+    responses={
+        401: {"description": "no key or an unknown key"},
+        403: {"description": "a key without the admin scope"},
+        413: {"description": "request body too large"},
+        415: {"description": "the body is not JSON"},
+    },
+)
 
 
 @router.post("/v1/admin/matches/{match_id}/void", responses={404: {"description": "unknown match"}})

@@ -12,13 +12,14 @@ from ....errors import SedmaEloError
 from ...auth import KeyGuard, bearer_secret
 from ...payload import MatchIn, submission_from_payload
 from ...writer import GroupWriter
+from ..bodies import CheckedJsonRoute, body_refusal
 from ..deps import LedgerDep, MatchId, WriteKey, WriterDep
 from ..errors import error_response, request_validation_response
 from ..schemas import json_response
 
 __all__ = ["apply_payload", "router", "write_match"]
 
-router = APIRouter(tags=["matches"])
+router = APIRouter(tags=["matches"], route_class=CheckedJsonRoute)
 
 
 async def apply_payload(writer: GroupWriter, payload: MatchIn) -> Response:
@@ -49,6 +50,7 @@ async def apply_payload(writer: GroupWriter, payload: MatchIn) -> Response:
         403: {"description": "a key without the write scope"},
         409: {"description": "the match_id was used for a different match"},
         413: {"description": "request body too large"},
+        415: {"description": "the body is not JSON"},
         422: {"description": "invalid body; `detail[].loc` names the field"},
         429: {"description": "rate limit of this key exceeded"},
         503: {"description": "write queue full or the write took too long (`Retry-After`); repeat it"},
@@ -67,6 +69,9 @@ async def write_match(guard: KeyGuard, writer: GroupWriter, headers: Headers, ra
     """
     try:
         guard.authorize(bearer_secret(headers.get("authorization")), "write")
+        refusal = body_refusal(headers.get("content-type"), raw)
+        if refusal is not None:
+            return refusal
         try:
             payload = MatchIn.model_validate_json(raw)
         except PydanticValidationError as exc:
