@@ -31,13 +31,15 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
 
 from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger
-from sedma_elo.service.keys import create_key
+from sedma_elo.service.auth import create_key
 from sedma_elo.storage import open_database
 
 SEDMA_ELO = str(Path(sys.executable).with_name("sedma-elo"))
@@ -148,7 +150,9 @@ def serve(url: str, port: int, workers: int, **extra_env: str) -> subprocess.Pop
     raise RuntimeError("server did not start")
 
 
-def bench(kind: str, args: argparse.Namespace) -> None:
+@contextmanager
+def fresh_database(kind: str) -> Iterator[str]:
+    """A new, empty database of ``kind`` (a SQLite file or a PostgreSQL database), dropped after use."""
     tmp = tempfile.mkdtemp()
     pg_name = None
     if kind == "sqlite":
@@ -158,8 +162,18 @@ def bench(kind: str, args: argparse.Namespace) -> None:
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{pg_name}"')
         url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}"
-    print(f"== {kind} ({args.players} players, {args.connections} connections, {args.duration} s each)")
     try:
+        yield url
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if pg_name:
+            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
+
+
+def bench(kind: str, args: argparse.Namespace) -> None:
+    print(f"== {kind} ({args.players} players, {args.connections} connections, {args.duration} s each)")
+    with fresh_database(kind) as url:
         key = seed(url, args.players)
         workers = args.workers or 1
         if args.metrics_cost:
@@ -188,11 +202,6 @@ def bench(kind: str, args: argparse.Namespace) -> None:
             proc.wait(30)
         verify = subprocess.run([SEDMA_ELO, "verify", "--database-url", url], capture_output=True, text=True)
         print(f"  verify: exit {verify.returncode}: {' '.join(verify.stdout.split())}")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if pg_name:
-            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
 
 
 def metrics_cost(url: str, key: str, workers: int, args: argparse.Namespace) -> None:

@@ -12,6 +12,7 @@
     +-- AuthError                   a missing or wrong API key
     |   +-- PermissionDeniedError   a valid key without the needed scope
     +-- RateLimitError              a key sent more requests than its rate limit allows
+    +-- UnavailableError            the service cannot take the request now (overload, a stall)
 
 Only the API edge maps these to HTTP status codes; the library never imports the web layer.
 """
@@ -28,6 +29,7 @@ __all__ = [
     "RateLimitError",
     "RulesError",
     "SedmaEloError",
+    "UnavailableError",
     "ValidationError",
 ]
 
@@ -86,6 +88,18 @@ class PermissionDeniedError(AuthError):
 
 class RateLimitError(SedmaEloError):
     """Too many requests for one API key; ``retry_after`` is the wait in seconds before a retry."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class UnavailableError(SedmaEloError):
+    """The service cannot take the request now (a full write queue, a write that took too long).
+
+    ``retry_after`` is the suggested wait in seconds. A write answered so may or may not have been
+    applied: repeating it with the same ``match_id`` and body is safe and tells.
+    """
 
     def __init__(self, message: str, *, retry_after: float) -> None:
         self.retry_after = retry_after

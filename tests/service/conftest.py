@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from needs import PG_ADMIN, require_postgres
 from sedma_elo.service import ServiceSettings, create_app
-from sedma_elo.service.keys import create_key
+from sedma_elo.service.auth import create_key
 from sedma_elo.storage import open_database
 
 

@@ -13,7 +13,7 @@ from sedma_elo import REFERENCE_RULES, Match, rate
 from sedma_elo.batch.history import write_matches
 from sedma_elo.cli import app
 from sedma_elo.service import Ledger
-from sedma_elo.service.keys import authenticate
+from sedma_elo.service.auth import authenticate
 from sedma_elo.storage import open_database
 from sedma_elo.storage.schema import player_ratings
 

@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 from server import SEDMA_ELO, Server
 
-from sedma_elo.service.keys import create_key
+from sedma_elo.service.auth import create_key
 from sedma_elo.storage import open_database
 
 

@@ -90,7 +90,7 @@ def test_metrics_can_be_switched_off(tmp_path: Any) -> None:
 def test_livez_and_readyz_answer_ok(api: Api) -> None:
     """A running app with its database is alive and ready."""
     assert api.get("/livez").json() == {"status": "ok"}
-    assert api.get("/readyz").json() == {"status": "ok", "database": "sqlite"}
+    assert api.get("/readyz").json() == {"status": "ready", "database": "sqlite"}
 
 
 def test_probes_and_metrics_are_documented(api: Api) -> None:
@@ -117,7 +117,7 @@ def test_readyz_answers_503_and_counts_an_error_when_the_database_is_gone(
             response = api.get("/readyz")
             assert response.status_code == 503
             body = response.json()
-            assert body["status"] == "unavailable" and "database unreachable" in body["detail"]
+            assert body["status"] == "not ready" and "cannot be reached" in body["detail"]
             assert api.get("/livez").status_code == 200
             assert _get(_samples(api), "sedma_elo_database_errors_total") > errors_before
         finally:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 
-from fastapi.testclient import TestClient
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sedma_elo.core.engine import RatingResult, rate
 from sedma_elo.core.model import PlayerStats
 from sedma_elo.core.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, BonusRule, Rules
-from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.ledger import Ledger, VersionInfo
 from sedma_elo.service.ledger.views import response_text
 from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload
@@ -123,13 +120,3 @@ def test_response_text_equals_plain_json_under_every_rule_variant(
         assert response_text(sub, seq, version, result) == _plain_text(
             sub.body, seq, sub.played_at, result, version
         )
-
-
-def test_switch_interval_is_restored_when_the_app_stops(tmp_path: object) -> None:
-    """The app lowers the GIL switch interval while it runs and puts the old one back on shutdown."""
-    before = sys.getswitchinterval()
-    app = create_app(ServiceSettings(database_url=f"sqlite:///{tmp_path}/ledger.db", rate_limit=0))
-    with TestClient(app) as client:
-        assert client.get("/healthz").status_code == 200
-        assert sys.getswitchinterval() < before
-    assert sys.getswitchinterval() == before

@@ -11,7 +11,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from server import Server
 
-from sedma_elo.service.keys import create_key
+from sedma_elo.service.auth import create_key
 from sedma_elo.storage import open_database
 
 

@@ -104,7 +104,9 @@ def serve(
     # The access log is the service's own (with request ids); uvicorn's stays off.
     if workers == 1:
         from ..service.app import create_app
+        from ..service.runtime import tune_process
 
+        tune_process()  # the workers' entry point, app_from_env, does the same in each process
         uvicorn.run(
             create_app(settings),
             host=host,

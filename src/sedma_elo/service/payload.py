@@ -91,9 +91,17 @@ def canonical_json(data: Any) -> str:
 
 
 def _time_text(value: datetime | None) -> str | None:
+    """``value`` in UTC as ISO 8601 text (``Z``).
+
+    Raises:
+        ValidationError: ``played_at`` is outside years 1..9999 once moved to UTC.
+    """
     if value is None:
         return None
-    utc = value.astimezone(UTC)
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00:00+00:01 is in year 0 in UTC
+        raise ValidationError("played_at", "must be within the years 1 to 9999 in UTC") from exc
     text = utc.isoformat(timespec="microseconds" if utc.microsecond else "seconds")
     return text.replace("+00:00", "Z")
 

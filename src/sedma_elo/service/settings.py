@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from ..core.provisional import PROVISIONAL_MATCHES
 from ..errors import ValidationError
 from ..storage import DEFAULT_DATABASE_URL
-from .keys import check_key_strength
+from .auth.keys import check_key_strength
 
 __all__ = ["ServiceSettings", "is_loopback"]
 
@@ -52,6 +52,12 @@ class ServiceSettings(BaseSettings):
         ge=0,
         le=1_000_000,
         description="matches below which a rating is provisional",
+    )
+    write_queue: int = Field(
+        default=10_000, ge=1, le=1_000_000, description="most matches waiting for the writer (503 beyond)"
+    )
+    write_timeout: float = Field(
+        default=10.0, gt=0, le=600, description="seconds a match write may wait for its commit (503 after)"
     )
     pool_size: int = Field(
         default=16, ge=1, le=200, description="database connections per pool (a process has a few pools)"

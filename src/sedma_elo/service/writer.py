@@ -14,6 +14,7 @@ import concurrent.futures
 import queue
 import threading
 
+from ..errors import UnavailableError
 from .ledger import ApplyOutcome, Ledger, WriterSession
 from .observability.metrics import WRITE_QUEUE, record_batch
 from .payload import Submission
@@ -31,9 +32,20 @@ class GroupWriter:
     exactly as with several API processes.
     """
 
-    def __init__(self, ledger: Ledger, max_batch: int = 512, threads: int = 1) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        max_batch: int = 512,
+        threads: int = 1,
+        *,
+        max_queue: int = 10_000,
+        timeout: float | None = None,
+    ) -> None:
+        """Writers for ``ledger``: at most ``max_queue`` submissions wait, each at most ``timeout`` s."""
         self.ledger = ledger
         self.max_batch = max_batch
+        self.max_queue = max_queue
+        self.timeout = timeout
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._threads = [
             threading.Thread(target=self._run, name=f"sedma-elo-writer-{i}", daemon=True)
@@ -55,15 +67,36 @@ class GroupWriter:
             thread.join()
 
     def submit_nowait(self, sub: Submission) -> concurrent.futures.Future[ApplyOutcome]:
-        """Queue ``sub``; the future resolves once its batch has committed."""
+        """Queue ``sub``; the future resolves once its batch has committed.
+
+        Raises:
+            UnavailableError: ``max_queue`` submissions are already waiting.
+        """
+        if self._queue.qsize() >= self.max_queue:
+            raise UnavailableError(
+                f"the write queue is full ({self.max_queue} matches waiting); retry shortly",
+                retry_after=1.0,
+            )
         fut: concurrent.futures.Future[ApplyOutcome] = concurrent.futures.Future()
         WRITE_QUEUE.inc()  # before the put: the writer may take the item at once
         self._queue.put((sub, fut))
         return fut
 
     async def submit(self, sub: Submission) -> ApplyOutcome:
-        """Queue ``sub`` and wait for its outcome without blocking the event loop."""
-        return await asyncio.wrap_future(self.submit_nowait(sub))
+        """Queue ``sub`` and wait for its outcome without blocking the event loop.
+
+        Raises:
+            UnavailableError: the queue is full, or no outcome came within ``timeout`` seconds (a
+                submission still queued then is withdrawn; one being applied may still commit).
+        """
+        fut = self.submit_nowait(sub)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(fut), self.timeout)
+        except TimeoutError:
+            raise UnavailableError(
+                f"the write took longer than {self.timeout} s; repeat the same body to learn its outcome",
+                retry_after=1.0,
+            ) from None
 
     def _run(self) -> None:
         with self.ledger.writer_session() as session:
@@ -86,6 +119,11 @@ class GroupWriter:
                     break
                 batch.append(nxt)
             WRITE_QUEUE.dec(len(batch))
+            # A future cancelled while queued is dropped unapplied; the others can no longer be
+            # cancelled, so setting their outcome below cannot fail (and kill this thread).
+            batch = [(sub, fut) for sub, fut in batch if fut.set_running_or_notify_cancel()]
+            if not batch:
+                continue
             try:
                 outcomes = session.apply([sub for sub, _ in batch])
             except BaseException as exc:  # the request sees it as a 500; the writer carries on

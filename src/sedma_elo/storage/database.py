@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 DEFAULT_DATABASE_URL = "sqlite:///./sedma-elo.db"
+#: Seconds to wait for a PostgreSQL connection: an unreachable server is an error, not a hang.
+CONNECT_TIMEOUT = 10
+_PG_CONNECT_ARGS = {"connect_timeout": CONNECT_TIMEOUT}
 _MIGRATIONS = Path(__file__).with_name("migrations")
 
 
@@ -140,20 +143,28 @@ class Database:
 
         For hot read paths: it skips SQLAlchemy's statement and result layers. Write ``?`` for
         parameters (rewritten to ``%s`` for psycopg). Each call sees the latest committed data.
+
+        A pooled connection the server has dropped (a restart, ``pg_terminate_backend``) is found
+        broken when the statement fails: the pool is then emptied and the statement tried once on
+        a new connection. (Pre-ping would cost a round trip on every read instead.)
+
+        Raises:
+            what the driver raises (the database cannot be reached, a bad statement...).
         """
         engine = self.fast or self.read
         if self.dialect != "sqlite":
             sql = sql.replace("?", "%s")
-        conn = engine.raw_connection()
-        try:
-            cur = conn.cursor()
-            try:
-                cur.execute(sql, params)
-                return list(cur.fetchall())
-            finally:
-                cur.close()
-        finally:
-            conn.close()
+        return _run_reconnecting(engine, sql, params)
+
+    def ping(self) -> None:
+        """Run ``SELECT 1`` on each engine the service reads and writes through.
+
+        Raises:
+            what the driver raises while the database cannot be reached.
+        """
+        for engine in dict.fromkeys((self.read, self.write, self.fast)):
+            if engine is not None:
+                _run_reconnecting(engine, "SELECT 1", ())
 
     @property
     def dialect(self) -> str:
@@ -169,6 +180,57 @@ class Database:
             self.fast.dispose()
         if self.write_lock is not None:
             self.write_lock.close()
+
+
+class _ConnectionLost(Exception):
+    """A pooled connection turned out to be dead; ``__cause__`` is the driver's error."""
+
+
+def _run(engine: Engine, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+    """All rows of ``sql`` on a raw pooled connection of ``engine``.
+
+    Raises:
+        _ConnectionLost: the connection was broken (it is invalidated, never pooled again).
+    """
+    conn = engine.raw_connection()
+    try:
+        cur = conn.cursor()
+        try:
+            cur.execute(sql, params)
+            return list(cur.fetchall())
+        finally:
+            cur.close()
+    except Exception as exc:
+        if _is_broken(conn.driver_connection):
+            conn.invalidate()
+            raise _ConnectionLost from exc
+        raise
+    finally:
+        conn.close()
+
+
+def _run_reconnecting(engine: Engine, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+    """:func:`_run`, tried once more on a fresh pool when the connection turned out to be dead.
+
+    Raises:
+        what the driver raises (the second attempt's error when both failed).
+    """
+    try:
+        return _run(engine, sql, params)
+    except _ConnectionLost:
+        # Every connection pooled before the loss is likely dead too: start the pool afresh.
+        engine.dispose()
+    try:
+        return _run(engine, sql, params)
+    except _ConnectionLost as lost:
+        cause = lost.__cause__
+        assert cause is not None
+        raise cause from None
+
+
+def _is_broken(raw: Any) -> bool:
+    """Whether a DBAPI connection can no longer be used (psycopg knows; sqlite3 never breaks)."""
+    return bool(getattr(raw, "broken", False) or getattr(raw, "closed", False) is True)
 
 
 def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool = True) -> Database:
@@ -190,7 +252,13 @@ def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool =
         read = _sqlite_engine(url, immediate=False, pool_size=pool_size)
         write = _sqlite_engine(url, immediate=True, pool_size=2)
     else:
-        read = write = create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        read = write = create_engine(
+            url,
+            pool_size=pool_size,
+            max_overflow=pool_size,
+            pool_pre_ping=True,
+            connect_args=_PG_CONNECT_ARGS,
+        )
     fast = None
     if parsed.get_backend_name() != "sqlite":
         # Autocommit and read-only: nothing to reset when a connection goes back to the pool (the
@@ -201,6 +269,7 @@ def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool =
             max_overflow=pool_size,
             isolation_level="AUTOCOMMIT",
             pool_reset_on_return=None,
+            connect_args=_PG_CONNECT_ARGS,
         )
     db = Database(url, read, write, fast, write_lock)
     if migrate:

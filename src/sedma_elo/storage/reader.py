@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 from sqlalchemy.engine import make_url
 
-from .database import Database
+from .database import CONNECT_TIMEOUT, Database
 
 __all__ = ["AsyncReader"]
 
@@ -53,7 +53,9 @@ class AsyncReader:
                 except psycopg.OperationalError:
                     if not conn.broken:
                         raise
-            conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+            conn = await psycopg.AsyncConnection.connect(
+                self._conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+            )
             return await self._run(conn, sql, params)
 
     async def _run(

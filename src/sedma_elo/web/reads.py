@@ -1,34 +1,32 @@
-"""Everything the pages read, in one place: the service layer and the few batched reads it lacks.
+"""Everything the pages read, in one place: the service layer's typed read interface.
 
-The pages read through the ``Ledger`` the app factory opened (:func:`service`, the one accessor of
+The pages read through the ``Ledger`` the app factory opened, as
+:class:`~sedma_elo.service.reads.PageReads` (:func:`service`, the one accessor of
 ``request.app.state``). A player page needs every match of a career (sides, winner, the other
-players' ratings before it) for the record, streaks and head-to-head; asking ``get_match`` for each
-would re-rate each one, so :func:`career_matches` reads them in two indexed queries per 500 matches
-from the tables the ledger writes (``storage.schema``), in the active ratings version.
+players' ratings before it) for the record, streaks and head-to-head: :func:`career_matches` asks
+the ledger for them in batches (``matches_at``) instead of explaining each match.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
-from sqlalchemy import select
 
 from ..core.provisional import PROVISIONAL_MATCHES
-from ..storage.schema import matches, rating_changes
+
+if TYPE_CHECKING:  # the service includes the web router: importing it at run time would be circular
+    from ..service.reads import PageReads
 
 __all__ = ["CareerMatch", "as_mapping", "career_matches", "provisional_matches", "service", "sides_of"]
 
-#: Sequences per batched read (SQLite allows 999 parameters per statement).
-_CHUNK = 500
 
-
-def service(request: Request) -> Any:
-    """The service layer the JSON API reads through (the ``Ledger`` the app factory opened)."""
-    return request.app.state.ledger
+def service(request: Request) -> PageReads:
+    """The service layer's typed read interface (the ``Ledger`` the app factory opened)."""
+    reads: PageReads = request.app.state.reads
+    return reads
 
 
 def provisional_matches(request: Request) -> int:
@@ -88,25 +86,8 @@ def sides_of(body: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]
 
 def career_matches(request: Request, sequences: Sequence[int]) -> dict[int, CareerMatch]:
     """The matches with these ledger sequences, by sequence (active version's ratings before them)."""
-    svc = service(request)
-    version = svc.active_id()
     found: dict[int, CareerMatch] = {}
-    with svc.db.read.connect() as conn:
-        for start in range(0, len(sequences), _CHUNK):
-            chunk = list(sequences[start : start + _CHUNK])
-            before: dict[int, dict[str, int]] = {}
-            for row in conn.execute(
-                select(
-                    rating_changes.c.sequence, rating_changes.c.player_id, rating_changes.c.rating_before
-                ).where(rating_changes.c.version_id == version, rating_changes.c.sequence.in_(chunk))
-            ):
-                before.setdefault(row.sequence, {})[row.player_id] = row.rating_before
-            for row in conn.execute(
-                select(matches.c.sequence, matches.c.body).where(matches.c.sequence.in_(chunk))
-            ):
-                body = json.loads(row.body)
-                team_a, team_b = sides_of(body)
-                found[row.sequence] = CareerMatch(
-                    row.sequence, team_a, team_b, str(body.get("winner")), before.get(row.sequence, {})
-                )
+    for seq, (body, before) in service(request).matches_at(sequences).items():
+        team_a, team_b = sides_of(body)
+        found[seq] = CareerMatch(seq, team_a, team_b, str(body.get("winner")), before)
     return found

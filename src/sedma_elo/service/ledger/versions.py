@@ -6,6 +6,7 @@ ledger with the one fold (:class:`~sedma_elo.core.fold.RatingState`).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
@@ -17,6 +18,7 @@ from ...storage.schema import matches, player_ratings, rating_changes, rating_ve
 from ..payload import match_from_body
 from .reads import ReadsMixin
 from .types import VersionInfo
+from .views import match_view, view_text
 from .write_pg import write_players_pg
 from .write_sqlite import write_players_sqlite
 
@@ -39,16 +41,28 @@ class VersionsMixin(ReadsMixin):
         """
         with self.db.begin_write() as conn:
             self._lock_ledger(conn)
+            m = matches.c
             row = conn.execute(
-                select(matches.c.sequence, matches.c.voided).where(matches.c.match_id == match_id)
+                select(m.sequence, m.voided, m.body, m.played_at).where(m.match_id == match_id)
             ).first()
             if row is None:
                 raise NotFoundError(f"match {match_id!r} does not exist")
             if not row.voided:
+                why = reason[:500] or None
+                # A repeat of a voided match is answered with the stored response: make it say so.
+                view = match_view(
+                    json.loads(row.body),
+                    row.sequence,
+                    row.played_at,
+                    self.active_version(conn),
+                    None,
+                    True,
+                    why,
+                )
                 conn.execute(
                     update(matches)
-                    .where(matches.c.sequence == row.sequence)
-                    .values(voided=True, void_reason=reason[:500] or None)
+                    .where(m.sequence == row.sequence)
+                    .values(voided=True, void_reason=why, response=view_text(view))
                 )
                 for vid in conn.execute(select(rating_versions.c.id)).scalars().all():
                     # An inactive version holds matches only up to its snapshot: rebuild no further.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ...core._jsontext import json_scalar, json_string
@@ -10,7 +11,7 @@ from ...core.explain import change_to_dict, change_to_json
 from ..payload import Submission
 from .types import VersionInfo
 
-__all__ = ["match_view", "response_text"]
+__all__ = ["match_view", "response_text", "view_text"]
 
 
 def match_view(
@@ -33,6 +34,11 @@ def match_view(
         "ratings_version": {"id": version.id, "label": version.label, "rules": version.rules.label},
         "changes": [] if result is None else [change_to_dict(result, c.player_id) for c in result.changes],
     }
+
+
+def view_text(view: dict[str, Any]) -> str:
+    """The stored JSON text of a :func:`match_view` (the form :func:`response_text` writes)."""
+    return json.dumps(view, separators=(",", ":"), ensure_ascii=False)
 
 
 def response_text(sub: Submission, seq: int, version: VersionInfo, result: RatingResult) -> str:

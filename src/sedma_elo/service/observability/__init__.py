@@ -1,4 +1,4 @@
-"""What operators need from a running service: request ids, logs, Prometheus metrics, health probes.
+"""What operators need from a running service: request ids, logs and Prometheus metrics.
 
 ``install_observability(app, settings)`` adds all of it to an app built by ``create_app``; the
 CLI's ``serve`` applies :func:`~.logging.log_config` and logs :func:`~.startup.startup_line`.
@@ -9,9 +9,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
-from ..asgi import DirectRoute
+from ..api.asgi import DirectRoute
 from ..settings import ServiceSettings
-from .health import router as health_router
 from .metrics import count_database_errors
 from .metrics import router as metrics_router
 from .middleware import Observe
@@ -34,14 +33,14 @@ class ObservedDirectRoute(DirectRoute):
 def install_observability(app: FastAPI, settings: ServiceSettings) -> None:
     """Add request ids, metrics, the access log (``settings.access_log``) and the probes to ``app``.
 
-    ``/metrics``, ``/livez`` and ``/readyz`` are added as routes; call this after ``app.direct``
-    (the direct write route, if the app has one) is set, so that it is observed too.
+    ``/metrics`` is added as a route (the probes are in :mod:`sedma_elo.service.api.routes.meta`);
+    call this after ``app.direct`` (the direct write route, if the app has one) is set, so that it
+    is observed too.
     """
     metrics, access_log = settings.metrics, settings.access_log
     app.add_middleware(Observe, metrics=metrics, access_log=access_log)
     direct = getattr(app, "direct", None)
     if isinstance(direct, DirectRoute):
         app.direct = ObservedDirectRoute(direct, metrics=metrics, access_log=access_log)  # type: ignore[attr-defined]
-    app.include_router(health_router)
     app.include_router(metrics_router)
     count_database_errors()

@@ -1,7 +1,7 @@
 """The ASGI wrapper that gives every request its id, its metrics and its access-log line.
 
 It wraps both FastAPI's stack and the direct ``POST /v1/matches`` route (which bypasses that
-stack; see :mod:`sedma_elo.service.asgi`), so the hot write path is observed like every other.
+stack; see :mod:`sedma_elo.service.api.asgi`), so the hot write path is observed like every other.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import json
 from collections.abc import Awaitable, Callable
 
 from fastapi.responses import Response
+from fastapi.routing import APIRoute
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -68,18 +69,24 @@ async def read_body(receive: Receive, limit: int) -> bytes:
 
 
 class BodyLimit:
-    """Answer 413 to a request whose body is larger than ``limit`` bytes (declared or streamed)."""
+    """Answer 413 to a request whose body is larger than ``limit`` bytes (declared or streamed).
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    ``larger`` gives some paths a higher limit of their own (a route whose documented body can be
+    longer than the general limit).
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, larger: dict[str, int] | None = None) -> None:
         self.app = app
         self.limit = limit
+        self.larger = {path: max(limit, n) for path, n in (larger or {}).items()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if declared_too_large(scope, self.limit):
-            await too_large(self.limit)(scope, receive, send)
+        limit = self.larger.get(scope["path"], self.limit)
+        if declared_too_large(scope, limit):
+            await too_large(limit)(scope, receive, send)
             return
         seen = 0
 
@@ -88,14 +95,14 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
+                if seen > limit:
                     raise BodyTooLarge
             return message
 
         try:
             await self.app(scope, limited, send)
         except BodyTooLarge:
-            await too_large(self.limit)(scope, receive, send)
+            await too_large(limit)(scope, receive, send)
 
 
 class DirectRoute:
@@ -110,6 +117,21 @@ class DirectRoute:
         self.path = path
         self.limit = limit
         self.handler = handler
+
+    @classmethod
+    def of(cls, route: APIRoute, limit: int, handler: Handler) -> DirectRoute:
+        """The direct route in front of the FastAPI ``route`` (one method, a path without parameters).
+
+        The method and path come from the route's declaration, so the two cannot drift apart.
+
+        Raises:
+            ValueError: ``route`` has several methods or a path parameter.
+        """
+        methods = route.methods or set()
+        if len(methods) != 1 or route.param_convertors:
+            raise ValueError(f"{route.path}: a direct route needs one method and a fixed path")
+        (method,) = methods
+        return cls(method, route.path, limit, handler)
 
     def matches(self, scope: Scope) -> bool:
         """Whether ``scope`` is a request for this route."""

@@ -1,0 +1,106 @@
+"""Typed FastAPI dependencies of the API routes: the running services, the key checks, the path ids.
+
+A route names what it needs in its signature (``ledger: LedgerDep``, ``_key: AdminKey``); the
+values come from the :class:`Services` the app's lifespan started (one per app, on
+``app.state.services``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Path, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from ...storage import Database
+from ..auth import KeyGuard, KeyInfo
+from ..ledger import Ledger
+from ..payload import ID_PATTERN
+from ..settings import ServiceSettings
+from ..writer import GroupWriter
+
+__all__ = [
+    "AdminKey",
+    "DatabaseDep",
+    "GuardDep",
+    "LedgerDep",
+    "MatchId",
+    "PlayerId",
+    "Services",
+    "ServicesDep",
+    "VersionId",
+    "VersionQuery",
+    "WriteKey",
+    "WriterDep",
+    "services_of",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    """What the routes of one app work with, started and stopped by the app's lifespan."""
+
+    settings: ServiceSettings
+    db: Database
+    ledger: Ledger
+    writer: GroupWriter
+    guard: KeyGuard
+
+
+def services_of(request: Request) -> Services:
+    """The services of the app serving ``request``."""
+    services: Services = request.app.state.services
+    return services
+
+
+def _ledger(request: Request) -> Ledger:
+    return services_of(request).ledger
+
+
+def _db(request: Request) -> Database:
+    return services_of(request).db
+
+
+def _writer(request: Request) -> GroupWriter:
+    return services_of(request).writer
+
+
+def _guard(request: Request) -> KeyGuard:
+    return services_of(request).guard
+
+
+ServicesDep = Annotated[Services, Depends(services_of)]
+LedgerDep = Annotated[Ledger, Depends(_ledger)]
+DatabaseDep = Annotated[Database, Depends(_db)]
+WriterDep = Annotated[GroupWriter, Depends(_writer)]
+GuardDep = Annotated[KeyGuard, Depends(_guard)]
+
+_bearer = HTTPBearer(auto_error=False, description="an API key: `Authorization: Bearer sk_...`")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+def _secret(credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    return credentials.credentials if credentials is not None else None
+
+
+async def _write_key(guard: GuardDep, credentials: Credentials) -> KeyInfo:
+    return guard.authorize(_secret(credentials), "write")
+
+
+def _admin_key(guard: GuardDep, credentials: Credentials) -> KeyInfo:
+    return guard.authorize(_secret(credentials), "admin")
+
+
+#: A key with the write scope (or admin); 401 without one, 403 for another scope, 429 over its rate.
+WriteKey = Annotated[KeyInfo, Depends(_write_key)]
+#: A key with the admin scope.
+AdminKey = Annotated[KeyInfo, Depends(_admin_key)]
+
+PlayerId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)]
+MatchId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)]
+VersionId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+#: ``?version=``: a ratings version to read instead of the active one.
+VersionQuery = Annotated[
+    int | None, Query(ge=1, le=2**31 - 1, description="ratings version (default: active)")
+]

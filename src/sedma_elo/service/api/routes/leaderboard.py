@@ -1,0 +1,41 @@
+"""The leaderboard: keyset pages by rating, and one player's neighbourhood."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from ...ledger import MAX_PAGE, LeaderboardPage
+from ..deps import LedgerDep, PlayerId, VersionQuery
+from ..schemas import json_response
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["leaderboard"])
+
+
+def _page(page: LeaderboardPage) -> Response:
+    return json_response(
+        {"items": page.items, "next_cursor": page.next_cursor, "ratings_version": page.version_id}
+    )
+
+
+@router.get("/v1/leaderboard")
+async def get_leaderboard(
+    ledger: LedgerDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    cursor: Annotated[str | None, Query(max_length=400)] = None,
+    version: VersionQuery = None,
+) -> Response:
+    """Highest rating first, ties by player id; keyset pages through ``next_cursor``."""
+    return _page(await ledger.leaderboard_async(limit, cursor, version))
+
+
+@router.get("/v1/leaderboard/around/{player_id}", responses={404: {"description": "unknown player"}})
+def get_around(
+    player_id: PlayerId, ledger: LedgerDep, span: Annotated[int, Query(ge=0, le=100)] = 5
+) -> Response:
+    """The player's rank with ``span`` players above and below."""
+    return _page(ledger.around(player_id, span))

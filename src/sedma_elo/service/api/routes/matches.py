@@ -1,0 +1,107 @@
+"""``POST /v1/matches`` (apply a match exactly once) and ``GET /v1/matches/{match_id}``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from pydantic import ValidationError as PydanticValidationError
+from starlette.datastructures import Headers
+
+from ....errors import SedmaEloError
+from ....i18n import localized_changes, negotiate
+from ...auth import KeyGuard, bearer_secret
+from ...payload import MatchIn, submission_from_payload
+from ...writer import GroupWriter
+from ..bodies import CheckedJsonRoute, body_refusal
+from ..deps import LedgerDep, MatchId, WriteKey, WriterDep
+from ..errors import error_response, request_validation_response
+from ..schemas import json_response
+
+__all__ = ["apply_payload", "router", "write_match"]
+
+router = APIRouter(tags=["matches"], route_class=CheckedJsonRoute)
+
+
+async def apply_payload(writer: GroupWriter, payload: MatchIn) -> Response:
+    """Queue a validated match for the group writer and answer with its outcome (201 new, 200 repeat).
+
+    Raises:
+        SedmaEloError: the match is refused (a conflict, a rating the engine refuses...).
+    """
+    sub = submission_from_payload(payload)
+    outcome = await writer.submit(sub)
+    if outcome.error is not None:
+        raise outcome.error
+    if outcome.failure is not None:
+        raise outcome.failure
+    return Response(
+        outcome.body,
+        status_code=201 if outcome.status == "created" else 200,
+        media_type="application/json",
+    )
+
+
+@router.post(
+    "/v1/matches",
+    status_code=201,
+    responses={
+        200: {"description": "the same match_id with the same body again: the first answer, unchanged"},
+        401: {"description": "no key or an unknown key"},
+        403: {"description": "a key without the write scope"},
+        409: {"description": "the match_id was used for a different match"},
+        413: {"description": "request body too large"},
+        415: {"description": "the body is not JSON"},
+        422: {"description": "invalid body; `detail[].loc` names the field"},
+        429: {"description": "rate limit of this key exceeded"},
+        503: {"description": "write queue full or the write took too long (`Retry-After`); repeat it"},
+    },
+)
+async def post_match(payload: MatchIn, _key: WriteKey, writer: WriterDep) -> Response:
+    """Apply a finished match exactly once; answer with its sequence and explained changes."""
+    return await apply_payload(writer, payload)
+
+
+async def write_match(guard: KeyGuard, writer: GroupWriter, headers: Headers, raw: bytes) -> Response:
+    """:func:`post_match` on a raw request (the direct route): key first, then the body.
+
+    The answers equal :func:`post_match`'s (tests/service/test_direct_route.py), except that
+    malformed JSON without a valid key gets 401 here, where FastAPI would parse first and answer 422.
+    """
+    try:
+        guard.authorize(bearer_secret(headers.get("authorization")), "write")
+        refusal = body_refusal(headers.get("content-type"), raw)
+        if refusal is not None:
+            return refusal
+        try:
+            payload = MatchIn.model_validate_json(raw)
+        except PydanticValidationError as exc:
+            raise RequestValidationError(
+                [
+                    {**e, "loc": ("body", *e["loc"])}
+                    for e in exc.errors(include_url=False, include_context=False)
+                ]
+            ) from exc
+        return await apply_payload(writer, payload)
+    except SedmaEloError as exc:
+        return error_response(exc)
+    except RequestValidationError as exc:
+        return request_validation_response(exc)
+
+
+@router.get("/v1/matches/{match_id}", responses={404: {"description": "unknown match"}})
+def get_match(
+    match_id: MatchId,
+    ledger: LedgerDep,
+    request: Request,
+    lang: Annotated[str | None, Query(max_length=35, description="explanation language")] = None,
+) -> Response:
+    """The match, its sequence, the ratings version and the explanation of every change.
+
+    The explanation sentences are in ``lang`` (en, de, it, es, sk, zh), else ``Accept-Language``.
+    """
+    view = ledger.get_match(match_id)
+    chosen = negotiate(lang, accept_language=request.headers.get("accept-language"))
+    return json_response({**view, "changes": localized_changes(view["changes"], chosen)})

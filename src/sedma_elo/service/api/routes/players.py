@@ -1,0 +1,79 @@
+"""Players: prefix search, one player's standing, their history, and recent changes of many."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+from pydantic import Field
+
+from ....core.provisional import is_provisional
+from ...ledger import MAX_PAGE, MAX_RECENT, HistoryOrder
+from ...payload import ID_PATTERN
+from ..deps import LedgerDep, PlayerId, ServicesDep, VersionQuery
+from ..schemas import json_response
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["players"])
+
+
+@router.get("/v1/players")
+def search_players(
+    ledger: LedgerDep,
+    prefix: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=128,
+            pattern=r"^[^/\x00-\x1f\x7f]+$",
+            description="the start of the player id (case-sensitive)",
+        ),
+    ],
+    limit: Annotated[int, Query(ge=1, le=MAX_RECENT)] = 20,
+) -> Response:
+    """Players whose id starts with ``prefix``, by id, with their rating (active version)."""
+    return json_response({"items": ledger.search_players(prefix, limit)})
+
+
+@router.get("/v1/players/{player_id}", responses={404: {"description": "unknown player"}})
+async def get_player(player_id: PlayerId, services: ServicesDep, version: VersionQuery = None) -> Response:
+    """A player's rating, matches, last sequence and whether the rating is still provisional.
+
+    ``provisional`` is true below ``PROVISIONAL_MATCHES`` matches (default 10) in that version.
+    """
+    # Hot path: one indexed lookup, awaited (the loop serves others while PostgreSQL answers).
+    record = await services.ledger.get_player_async(player_id, version)
+    provisional = is_provisional(record.matches_played, services.settings.provisional_matches)
+    return json_response({**record.to_dict(), "provisional": provisional})
+
+
+@router.get("/v1/players/{player_id}/history", responses={404: {"description": "unknown player"}})
+def get_history(
+    player_id: PlayerId,
+    ledger: LedgerDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    order: Annotated[
+        HistoryOrder,
+        Query(description="asc: oldest first (default); desc: newest first. A cursor keeps its order."),
+    ] = "asc",
+) -> Response:
+    """The player's rating after each match, oldest or newest first; follow ``next_cursor`` for more."""
+    page = ledger.player_history(player_id, limit, cursor, order)
+    return json_response({"player_id": page.player_id, "items": page.items, "next_cursor": page.next_cursor})
+
+
+@router.get("/v1/recent-changes")
+def get_recent_changes(
+    ledger: LedgerDep,
+    players: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=128, pattern=ID_PATTERN)]],
+        Query(max_length=MAX_RECENT, description=f"player ids, repeated (at most {MAX_RECENT})"),
+    ],
+    n: Annotated[int, Query(ge=1, le=MAX_RECENT, description="changes per player")] = 10,
+    version: VersionQuery = None,
+) -> Response:
+    """Each player's last ``n`` rating changes, newest first (an empty list for an unknown player)."""
+    return json_response({"items": ledger.recent_changes(players, n, version)})

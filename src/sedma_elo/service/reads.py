@@ -1,0 +1,65 @@
+"""The typed read interface of the HTML pages: what they may ask the service layer.
+
+:class:`~sedma_elo.service.ledger.Ledger` provides it (the app factory stores it on
+``app.state.reads``, checked against this protocol by mypy); a page never reaches the writer, the
+database or the admin operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from .ledger.types import HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord, VersionInfo
+
+__all__ = ["PageReads"]
+
+
+class PageReads(Protocol):
+    """The reads behind the leaderboard, player and match pages (see :class:`Ledger` for contracts)."""
+
+    def active_version(self) -> VersionInfo:
+        """The version reads come from."""
+        ...
+
+    def get_player(self, player_id: str, version_id: int | None = None) -> PlayerRecord:
+        """A player's standing; raises NotFoundError for an unknown player."""
+        ...
+
+    def search_players(self, prefix: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Players whose id starts with ``prefix``."""
+        ...
+
+    def player_history(
+        self, player_id: str, limit: int = 50, cursor: str | None = None, order: HistoryOrder = "asc"
+    ) -> HistoryPage:
+        """One page of a player's rating history."""
+        ...
+
+    def recent_changes(
+        self, player_ids: Sequence[str], n: int = 10, version_id: int | None = None
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Each player's last ``n`` changes, newest first."""
+        ...
+
+    def leaderboard(
+        self, limit: int = 50, cursor: str | None = None, version_id: int | None = None
+    ) -> LeaderboardPage:
+        """One page of the leaderboard."""
+        ...
+
+    def around(self, player_id: str, span: int = 5) -> LeaderboardPage:
+        """A player's rank with neighbours."""
+        ...
+
+    def get_match(self, match_id: str) -> dict[str, Any]:
+        """One match as stored, explained."""
+        ...
+
+    def active_id(self) -> int:
+        """The id of the version reads come from."""
+        ...
+
+    def matches_at(self, sequences: Sequence[int]) -> dict[int, tuple[dict[str, Any], dict[str, int]]]:
+        """Matches by ledger sequence: their JSON body and the ratings before them."""
+        ...
