@@ -54,8 +54,9 @@ def _range(c: Coefficient) -> str:
         text = f"{_number(c.low)}..{_number(c.high)}"
     for rel in RELATIONS:
         if rel.field == c.key:
-            other = rel.low_key if rel.field == rel.high_key else rel.high_key
-            sign = (">" if rel.strict else ">=") if rel.field == rel.high_key else ("<" if rel.strict else "<=")
+            above = rel.field == rel.high_key
+            other = rel.low_key if above else rel.high_key
+            sign = (">" if above else "<") + ("" if rel.strict else "=")
             text += f", {sign} `{other}`"
     return text
 

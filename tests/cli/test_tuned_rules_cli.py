@@ -60,3 +60,21 @@ def test_replay_with_tuned_rules_equals_the_fold(path: Path, tmp_path: Path) -> 
     for _ in fold(matches, load_rules(path), state):
         pass
     assert got == state.ratings
+
+
+def test_rate_match_file_with_tuned_rules_and_games(tmp_path: Path) -> None:
+    """`rate --match FILE --rules` (a 2v2 under K by games played) takes --games-a/--games-b per player."""
+    path = tmp_path / "match.json"
+    body = {"team_a": ["w", "x"], "team_b": ["y", "z"], "winner": "b", "ratings": {"w": 1500, "y": 1400}}
+    path.write_text(json.dumps(body))
+    rules_path = TUNED[0]
+    args = ["rate", "--match", str(path), "--rules", str(rules_path), "--json"]
+    result = runner.invoke(
+        app, [*args, "--games-a", "3", "--games-a", "40", "--games-b", "0", "--games-b", "7"]
+    )
+    assert result.exit_code == 0, result.output
+    games = {"w": 3, "x": 40, "y": 0, "z": 7}
+    match = Match(("w", "x"), ("y", "z"), "b", {})
+    expected = RatingState.of({"w": 1500, "y": 1400}, games).rate(match, load_rules(rules_path))
+    players = json.loads(result.stdout)["players"]
+    assert {p["player_id"]: p["rating_after"] for p in players} == expected.new_ratings

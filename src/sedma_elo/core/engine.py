@@ -3,6 +3,8 @@
 With :data:`~sedma_elo.core.rules.REFERENCE_RULES` the result equals the published C# method bit for
 bit: bonus, malus and the clamp are computed in IEEE single precision (``float`` in C#), the
 expected score and the update in double precision, and the new rating is rounded half to even.
+The maths itself (K, the adjusted score, the expected score, rounding, the range) is in
+:mod:`sedma_elo.core.formula`; this module composes it and explains the result.
 """
 
 from __future__ import annotations
@@ -250,7 +252,9 @@ def rate(
     multiplier scales every K of the match; in the zero-sum mode side a moves by
     ``D = round(K * (S - expected_a))`` with ``K`` the mean of the players' K and
     ``S = (mean adjusted score of a + 1 - mean adjusted score of b) / 2``, and side b by ``-D``;
-    a rating floor lifts any rating that would end below it.
+    a rating floor lifts any rating that would end below it. Every new rating is then kept in
+    ``[MIN_RATING, MAX_RATING]`` (``docs/rules.md``, "The rating range"; the player's ``notes``
+    say so when it acts), so that no rule set leaves a rating that later matches would refuse.
     """
     hot = _HOT
     if hot[0] is not rules:

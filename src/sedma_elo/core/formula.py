@@ -56,16 +56,12 @@ def _identity(x: float) -> float:
 
 
 # ---------------------------------------------------------------------------- K
-def tier_k(bounds: tuple[int, ...], ks: tuple[int, ...], rating: int) -> int:
-    """K of the rating tiers: ``ks[i]`` for the number ``i`` of boundaries at or below ``rating``.
-
-    ``ks`` has one entry more than ``bounds`` (the top K); a boundary belongs to the higher tier.
-    """
-    return ks[bisect_right(bounds, rating)]
-
-
 def k_factor(rules: Rules, rating: int) -> int:
-    """K for a player currently rated ``rating`` (the tier boundary belongs to the higher tier)."""
+    """K for a player currently rated ``rating`` (the tier boundary belongs to the higher tier).
+
+    ``ks[i]`` for the number ``i`` of boundaries at or below ``rating`` (``ks`` ends with the top K),
+    the kernel's count; ``rate()``'s fast path does the same bisection on the same table.
+    """
     bounds, ks = rules.tier_table
     return ks[bisect_right(bounds, rating)]
 

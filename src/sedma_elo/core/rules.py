@@ -128,7 +128,7 @@ class Rules:
 
     @cached_property
     def tier_table(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """``(boundaries, ks)`` of the tiers; ``ks`` ends with ``k_top`` (see :func:`formula.tier_k`)."""
+        """``(boundaries, ks)`` of the tiers; ``ks`` ends with ``k_top`` (see :func:`formula.k_factor`)."""
         return tuple(t.below for t in self.k_tiers), (*(t.k for t in self.k_tiers), self.k_top)
 
     @property
