@@ -14,17 +14,19 @@ from typer.testing import CliRunner
 from conftest import Api
 from sedma_elo.batch.replay import replay
 from sedma_elo.cli import app as cli_app
+from sedma_elo.core.engine import RatingResult
+from sedma_elo.core.fold import RatingState
 from sedma_elo.core.model import Match, PlayerStats
 from sedma_elo.core.rules import REFERENCE_RULES, Rules, load_rules
+from sedma_elo.errors import ValidationError
 from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 TUNED = [DOCS / "atp_tuned_rules.toml", DOCS / "atp_tuned_zero_sum_rules.toml"]
-#: Rules that accept a ledger's first matches but push a rating past the engine's range on the way.
-EXPLOSIVE = dataclasses.replace(
-    REFERENCE_RULES, name="explosive", initial_rating=49_990, k_tiers=(), k_top=1000
-)
+#: Valid rules whose re-rate the test makes fail midway (the engine keeps every rating of a valid
+#: rule set in range, so a refusal is injected: see the test).
+EXPLOSIVE = dataclasses.replace(REFERENCE_RULES, name="explosive")
 
 
 def _matches(count: int, seed: int, prefix: str) -> list[Match]:
@@ -75,9 +77,20 @@ def _replayed(matches: list[Match], rules: Rules) -> dict[str, tuple[int, int]]:
     return {p: (result.ratings[p], result.matches_played[p]) for p in result.player_ids}
 
 
-def test_a_refused_rules_upload_leaves_later_uploads_working(api: Api) -> None:
+def test_a_refused_rules_upload_leaves_later_uploads_working(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """After a 422 for rules that cannot rate the ledger, the next upload is judged on its own rules."""
     _post_all(api, _matches(6, 1, "r"))
+    real_apply = RatingState.apply
+
+    def refuse_midway(self: RatingState, match: Match, rules: Rules = REFERENCE_RULES) -> RatingResult:
+        # The re-rate's transaction has inserted its version row when the refusal comes.
+        if rules.name == "explosive" and sum(self.games.values()) >= 6:
+            raise ValidationError("ratings", "refused midway by the test")
+        return real_apply(self, match, rules)
+
+    monkeypatch.setattr(RatingState, "apply", refuse_midway)
     refused = api.admin("/v1/admin/rules", {"rules_toml": EXPLOSIVE.to_toml(), "label": "explosive"})
     assert refused.status_code == 422, refused.text
     good = api.admin("/v1/admin/rules", {"rules_toml": TUNED[0].read_text(), "label": "tuned"})

@@ -11,9 +11,13 @@ import pytest
 from .browser import CHROMIUM_ARGS, require_chromium
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the whole session (each test opens its own context)."""
+    """One headless Chromium per test module (each test opens its own context).
+
+    Not per session: Playwright's sync API keeps an asyncio loop marked as running in the main
+    thread while it is open, so every later ``asyncio.run`` of the session would fail.
+    """
     executable = require_chromium()
     from playwright.sync_api import sync_playwright
 
