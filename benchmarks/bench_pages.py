@@ -12,7 +12,9 @@ p99 and max in milliseconds. The issue's goal: the leaderboard renders in under 
 from __future__ import annotations
 
 import argparse
+import html
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -79,26 +81,27 @@ def measure(client: TestClient, url: str, requests: int) -> list[float]:
     return times
 
 
-def walk(client: TestClient, pages: int) -> tuple[list[float], str | None]:
+NEXT = re.compile(r'<a href="([^"]*)" rel="next">')
+
+
+def walk(client: TestClient, pages: int, start: str = "/") -> tuple[list[float], str]:
     """Milliseconds of each of ``pages`` leaderboard pages, each viewed once (the first view of each).
 
-    Follows the service's cursor from the top (read through the JSON API, not timed); returns the
-    times and the cursor of the last page viewed (``None`` if that was the first).
+    Follows each page's own "Next" link from ``start``; returns the times and the URL of the last
+    page viewed.
     """
     times = []
-    cursor: str | None = None
+    url = start
     for _ in range(pages):
-        url = "/" if cursor is None else f"/?cursor={cursor}"
         started = time.perf_counter()
         answer = client.get(url)
         times.append((time.perf_counter() - started) * 1000)
         answer.raise_for_status()
-        params: dict[str, Any] = {"limit": 50} if cursor is None else {"limit": 50, "cursor": cursor}
-        nxt = client.get("/v1/leaderboard", params=params).json()["next_cursor"]
-        if nxt is None:
+        found = NEXT.search(answer.text)
+        if found is None:
             break
-        cursor = nxt
-    return times, cursor
+        url = html.unescape(found.group(1))
+    return times, url
 
 
 def report(name: str, times: list[float]) -> None:
@@ -141,14 +144,16 @@ def main() -> None:
             top = board["items"][0]["player_id"]
             print(f"players: {args.players:,}; top player {top}")
             print(f"GET / first request after the app started: {first:.1f} ms")
-            times, cursor = walk(client, 200)
+            times, deep = walk(client, 200)
             report("GET / 200 pages, each viewed once", times)
             report("GET / (leaderboard, 50 rows)", measure(client, "/", args.requests))
-            deep = "/" if cursor is None else f"/?cursor={cursor}"
             report("GET /?cursor=... (page ~200)", measure(client, deep, args.requests))
+            times, _ = walk(client, 200, "/?all=1")
+            report("GET /?all=1 200 pages, viewed once", times)
             report("GET /?limit=100", measure(client, "/?limit=100", args.requests // 2))
             report("GET /v1/leaderboard (JSON, 50)", measure(client, "/v1/leaderboard", args.requests))
             report(f"GET /players/{top}", measure(client, f"/players/{top}", max(10, args.requests // 10)))
+            report("GET /matches/extra-0", measure(client, "/matches/extra-0", max(10, args.requests // 10)))
 
 
 if __name__ == "__main__":

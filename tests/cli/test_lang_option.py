@@ -22,7 +22,7 @@ def test_rate_explains_in_german() -> None:
     result = runner.invoke(app, [*FLAGS, "--lang", "de"])
     assert result.exit_code == 0, result.output
     assert "alice gewann gegen bob – ein stärkerer Spieler" in result.stdout
-    assert "3 gewonnene Runden mit 16 Punkten bringen 3 × 0.05 = +0.15" in result.stdout
+    assert "3 gewonnene Runden mit 16 Punkten bringen 3 × 0,05 = +0,15" in result.stdout
 
 
 def test_rate_json_explanation_follows_lang() -> None:

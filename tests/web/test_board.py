@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sedma_elo.errors import ValidationError
@@ -44,6 +44,7 @@ def walk(board: Board, limit: int, threshold: int) -> tuple[list[dict[str, Any]]
             return rows, pages
 
 
+@settings(deadline=None)  # timing on a shared, loaded machine is not the property
 @given(st.lists(st.integers(0, 20), max_size=700), st.integers(1, 60), st.integers(0, 15))
 def test_pages_list_every_established_player_once_ranked_from_one(
     played: list[int], limit: int, threshold: int
@@ -57,8 +58,8 @@ def test_pages_list_every_established_player_once_ranked_from_one(
 
 
 def test_a_long_run_of_provisional_players_is_read_in_bounded_steps() -> None:
-    """10,000 newcomers after 3 regulars: no page makes more than MAX_READS service reads."""
-    board = Board([30, 30, 30] + [1] * 10_000 + [12])
+    """25,000 newcomers after 3 regulars: no page makes more than MAX_READS service reads."""
+    board = Board([30, 30, 30] + [1] * 25_000 + [12])
     cursor = None
     found: list[str] = []
     while True:
@@ -68,8 +69,8 @@ def test_a_long_run_of_provisional_players_is_read_in_bounded_steps() -> None:
         found.extend(r["player_id"] for r in page)
         if cursor is None:
             break
-    assert found == ["p00000", "p00001", "p00002", "p10003"]
-    assert READ * MAX_READS < 10_000  # the test does cross several bounded pages
+    assert found == ["p00000", "p00001", "p00002", "p25003"]
+    assert READ * MAX_READS < 25_000  # the test does cross several bounded pages
 
 
 @pytest.mark.parametrize("cursor", ["not-base64!", "WzEsMiwzXQ", "bnVsbA", "WyJhIiwgNTAwLCAxXQ"])

@@ -141,3 +141,12 @@ def test_a_date_only_match_shows_no_invented_time(site: Site) -> None:
     page = site.client.get("/matches/d-1").text
     assert '<time datetime="2026-11-20" data-date-only>Nov 20, 2026</time>' in page
     assert "12:00" not in page and "AM" not in page
+
+
+def test_a_provisional_player_has_no_rank(site: Site) -> None:
+    """bob (7 matches) is not ranked on the default leaderboard, so his page shows no rank, but "?"."""
+    page = site.client.get("/players/bob").text
+    assert 'id="player-rank"' not in page
+    assert 'id="provisional-notice"' in page
+    assert '<abbr class="prov" title="provisional rating">?</abbr>' in page
+    assert 'id="player-rank"' in site.client.get("/players/alice").text

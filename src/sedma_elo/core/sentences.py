@@ -7,8 +7,8 @@ want another language pass ``sedma_elo.i18n.translations(lang)``.
 
 The messages use ``str.format`` fields. English messages spell small counts as words (``{count}``:
 "three 16ers"); translations write the digits (``{n}``), so that no catalog has to agree numerals
-with nouns. Numbers inside sentences keep a decimal point in every language, as the game makers'
-post does in each of its languages.
+with nouns. Numbers take the language's decimal mark (the catalog's translation of "0.5"); player
+ids never do.
 """
 
 from __future__ import annotations
@@ -62,7 +62,17 @@ def Np_(singular: str, plural: str) -> tuple[str, str]:
     return singular, plural
 
 
+#: Fields that hold player ids (or sentences naming them): never touched by the decimal mark.
+_NAMES = frozenset({"who", "you", "name", "mates", "opponents", "first", "second", "text"})
+_DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")
+
+
 def _say(tr: Translator, message: str, **fields: Any) -> str:
+    """``message`` translated, its fields filled in; numbers take the language's decimal mark."""
+    # Translators: the number one half as your language writes it; its middle is the decimal mark.
+    mark = tr.gettext("0.5")[1:-1] or "."
+    if mark != ".":
+        fields = {k: v if k in _NAMES else _DECIMAL.sub(mark, str(v)) for k, v in fields.items()}
     return tr.gettext(message).format(**fields)
 
 
@@ -212,7 +222,7 @@ def _bonus_text(t: BonusTerm, tr: Translator) -> str:
             cap=signed(t.cap),
         )
     message = tr.ngettext("{name} adds {product} = {value}", "{name} add {product} = {value}", t.count)
-    return message.format(name=name, product=product, value=signed(t.value))
+    return _say(tr, message, name=name, product=product, value=signed(t.value))
 
 
 def _malus_text(m: MalusTerm, tr: Translator) -> str:
@@ -228,7 +238,7 @@ def _malus_text(m: MalusTerm, tr: Translator) -> str:
             cap=signed(-m.cap),
         )
     message = tr.ngettext("{name} costs {product} = {value}", "{name} cost {product} = {value}", m.count)
-    return message.format(name=name, product=product, value=signed(-m.value))
+    return _say(tr, message, name=name, product=product, value=signed(-m.value))
 
 
 _KEEPS = {

@@ -81,6 +81,7 @@ def check_language(field: str, code: str) -> str:
     return found
 
 
+@cache
 def babel_locale(lang: str) -> Locale:
     """Babel's locale for dates and numbers in ``lang`` (English for an unknown code)."""
     return Locale.parse(_LOCALES.get(lang, DEFAULT_LANGUAGE))

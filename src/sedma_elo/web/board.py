@@ -3,8 +3,8 @@
 The service's leaderboard ranks everyone. The page leaves off players with fewer than the
 provisional number of matches unless asked to show them, and then ranks the others 1, 2, 3 ...
 Its cursor (opaque to readers) is the service cursor where a read began, how many of that read's
-rows were already shown or skipped, and the rank reached; a page costs one service read of at most
-:data:`READ` rows per :data:`READ` players passed over, and at most :data:`MAX_READS` reads.
+rows were already shown or skipped, and the rank reached; a page costs one service read per
+:data:`READ` players passed over, and at most :data:`MAX_READS` reads.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from ..core.provisional import is_provisional
 from ..errors import ValidationError
 from .reads import as_mapping
 
-__all__ = ["READ", "established_page"]
+__all__ = ["MAX_READS", "READ", "established_page"]
 
-#: Rows per service read (the service allows up to 500).
-READ = 250
-#: At most this many reads per page: past a long run of provisional players a page shows what it
-#: found so far, with a "Next" link that goes on from there, so no view scans the whole table.
-MAX_READS = 8
+#: Rows per service read (the service's largest page).
+READ = 500
+#: At most this many reads per page (10,000 rows): past a longer run of provisional players a page
+#: shows what it found so far, with a "Next" link that goes on from there, so that no view scans
+#: the whole table.
+MAX_READS = 20
 
 
 def _encode(cursor: str | None, skip: int, rank: int) -> str:
@@ -42,7 +43,7 @@ def _decode(text: str) -> tuple[str | None, int, int]:
         or len(raw) != 3
         or not (raw[0] is None or isinstance(raw[0], str))
         or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**62 for v in raw[1:])
-        or raw[1] >= 500
+        or raw[1] >= READ
     ):
         raise ValidationError("cursor", "is not a cursor of this page")
     return raw[0], raw[1], raw[2]
@@ -60,7 +61,7 @@ def established_page(
     rows: list[dict[str, Any]] = []
     version = None
     for _ in range(MAX_READS):
-        page = as_mapping(svc.leaderboard(min(500, skip + READ), start))
+        page = as_mapping(svc.leaderboard(READ, start))
         version = page.get("version_id", version)
         items = page["items"][skip:]
         for offset, item in enumerate(items, start=1):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -86,7 +87,7 @@ class PageText:
         """
         if value is None:
             return "\u2013"
-        return format_decimal(value, locale=self.locale).replace("-", _MINUS)
+        return _grouped(value, self.lang)
 
     def rating(self, value: float | None) -> str:
         """A rating (or a side's mean rating) rounded to an integer, without grouping."""
@@ -148,6 +149,12 @@ class PageText:
             else:
                 params[key] = value
         return "?" + urlencode(params)
+
+
+@lru_cache(maxsize=8192)
+def _grouped(value: int, lang: str) -> str:
+    """``value`` grouped as ``lang`` groups it (Babel is slow enough per call to be worth caching)."""
+    return format_decimal(value, locale=babel_locale(lang)).replace("-", _MINUS)
 
 
 def page_text(request: Request) -> PageText:

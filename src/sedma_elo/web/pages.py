@@ -20,7 +20,7 @@ from starlette.responses import HTMLResponse
 
 from ..core.provisional import is_provisional
 from ..errors import NotFoundError, SedmaEloError, ValidationError
-from .board import established_page
+from .board import MAX_READS, READ, established_page
 from .chart import NARROW, RANGES, WIDE, ChartPoint, build_chart, in_range
 from .explained import changes_of, normalized, what_if, winner_first
 from .lang import PageText, page_text, parse_moment, remember_language
@@ -151,6 +151,7 @@ def leaderboard_page(
         show_all=show_all,
         threshold=threshold,
         toggle_url=text.with_query(all=None if show_all else "1", cursor=None),
+        scan_rows=READ * MAX_READS,
     )
 
 
