@@ -67,7 +67,7 @@ def bench_analysis(n: int, samples: int) -> None:
                 [GreedyBot(), SamplingBot(4, seed)], ["g", "s"], seed, GameRules(target=target)
             )
             t = time.process_time()
-            analyze(played.record, AnalysisConfig(samples=samples, seed=seed))
+            analyze(played.record, AnalysisConfig(seed=seed))
             times.append(time.process_time() - t)
             rounds.append(len(played.results))
         print(

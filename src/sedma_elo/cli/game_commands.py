@@ -80,11 +80,11 @@ def _print_table(result: MatchAnalysis) -> None:
         return
     bad.sort(key=lambda b: (b.round, b.move))
     moves = Table(title=f"Bad moves ({result.judged_moves} moves judged)")
-    for col in ("round", "move", "player", "position", "played", "best", "points lost", "how"):
+    for col in ("round", "move", "player", "position", "played", "better", "cost", "how"):
         moves.add_column(col)
     for b in bad:
         moves.add_row(
-            str(b.round), str(b.move), b.player, b.position(), b.played, b.best, f"{b.loss:.2f}", b.method
+            str(b.round), str(b.move), b.player, b.position(), b.played, " ".join(b.better), b.cost, b.method
         )
     console.print(moves)
 
@@ -99,26 +99,31 @@ def analyze_command(
         JudgeChoice,
         typer.Option(help="Which moves to judge: all, exact (stock-empty two-player only), none."),
     ] = JudgeChoice.all,
-    samples: Annotated[int, typer.Option(help="Random deals per judged move while cards are hidden.")] = 32,
-    max_samples: Annotated[
-        int, typer.Option(help="Most deals for a move whose loss is within noise of the threshold.")
-    ] = 128,
-    seed: Annotated[int, typer.Option(help="Seed of the sampling (same seed, same result).")] = 0,
-    exact_threshold: Annotated[
-        float, typer.Option(help="Points a move must lose against perfect play to be bad.")
-    ] = 1.0,
-    sampled_threshold: Annotated[
-        float, typer.Option(help="Expected points a move must lose (strictly more) to be bad, by sampling.")
-    ] = 1.0,
+    details: Annotated[
+        bool,
+        typer.Option(
+            "--details", help="With --json: print the whole analysis (rounds, every bad move) instead."
+        ),
+    ] = False,
+    min_deals: Annotated[
+        int, typer.Option(help="Deals of the unseen cards solved at first for a move judged by sampling.")
+    ] = 8,
+    max_deals: Annotated[int, typer.Option(help="Most deals for a move whose verdict is still open.")] = 64,
+    max_stock: Annotated[
+        int | None,
+        typer.Option(help="Judge hidden-card moves only up to this many stock cards."),
+    ] = None,
+    confidence: Annotated[float, typer.Option(help="Confidence of a sampled verdict, in (0.5, 1).")] = 0.95,
+    seed: Annotated[int, typer.Option(help="Mixed into the record's own sampling seed.")] = 0,
 ) -> None:
     """Validate a game record and print each player's rounds won, 16er/24er/4-and-last and bad moves."""
     judge_mode: Judge = _JUDGES[judge]
     try:
         config = AnalysisConfig(
-            exact_threshold=exact_threshold,
-            sampled_threshold=sampled_threshold,
-            samples=samples,
-            max_samples=max(max_samples, samples),
+            confidence=confidence,
+            min_deals=min_deals,
+            max_deals=max_deals,
+            max_stock=max_stock,
             seed=seed,
             judge=judge_mode,
         )
@@ -132,7 +137,7 @@ def analyze_command(
     except GameRecordError as exc:
         raise fail(f"{record}: invalid game record: {exc}") from None
     if as_json:
-        print(json.dumps(result.to_json(), indent=2))
+        print(json.dumps(result.to_dict() if details else result.to_json(), indent=2))
     else:
         _print_table(result)
 

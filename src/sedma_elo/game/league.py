@@ -124,7 +124,7 @@ def run_league(config: LeagueConfig, progress: Callable[[int], None] | None = No
     solver = Solver()
     fast = [entry for entry in ROSTER if entry[1] != "sampling"]
     slow = [entry for entry in ROSTER if entry[1] == "sampling"]
-    analysis = AnalysisConfig(judge=_JUDGE[config.bad_moves], samples=8, max_samples=32, seed=config.seed)
+    analysis = AnalysisConfig(judge=_JUDGE[config.bad_moves], seed=config.seed)
     for i in range(config.matches):
         if rng.random() < config.sampling_share:
             a = rng.choice(slow)
