@@ -17,7 +17,7 @@ from ..errors import GameRecordError
 from ..game.analysis import AnalysisConfig, Judge, MatchAnalysis, analyze
 from ..game.bots import make_bot, play_match
 from ..game.config import GameRules
-from ..game.league import BadMoveMode, LeagueConfig, run_league, write_history_csv
+from ..game.league import BadMoveMode, LeagueConfig, bad_moves_by_bot, run_league, write_history_csv
 from ..game.record import dumps_record, load_record
 from . import app
 from .errors import fail
@@ -107,13 +107,13 @@ def analyze_command(
     ] = False,
     min_deals: Annotated[
         int, typer.Option(help="Deals of the unseen cards solved at first for a move judged by sampling.")
-    ] = 8,
-    max_deals: Annotated[int, typer.Option(help="Most deals for a move whose verdict is still open.")] = 64,
+    ] = 16,
+    max_deals: Annotated[int, typer.Option(help="Most deals for a move whose verdict is still open.")] = 512,
     max_stock: Annotated[
         int | None,
         typer.Option(help="Judge hidden-card moves only up to this many stock cards."),
     ] = None,
-    confidence: Annotated[float, typer.Option(help="Confidence of a sampled verdict, in (0.5, 1).")] = 0.95,
+    confidence: Annotated[float, typer.Option(help="Confidence of a sampled verdict, in (0.5, 1).")] = 0.99,
     seed: Annotated[int, typer.Option(help="Mixed into the record's own sampling seed.")] = 0,
 ) -> None:
     """Validate a game record and print each player's rounds won, 16er/24er/4-and-last and bad moves."""
@@ -179,6 +179,9 @@ def league_command(
     ] = BadMovesChoice.endgame,
     start: Annotated[str, typer.Option(help="Date of the first match (ISO 8601).")] = "2025-01-01",
     per_day: Annotated[int, typer.Option(help="Matches dated each day.")] = 100,
+    players: Annotated[
+        int, typer.Option(help="2, or 4 (two teams; the output must then be JSON Lines, .jsonl).")
+    ] = 2,
 ) -> None:
     """Run a league of bots of graded strength and write its match history in the project's CSV format."""
     try:
@@ -189,11 +192,23 @@ def league_command(
             bad_moves=_BAD_MOVES[bad_moves],
             start=date.fromisoformat(start),
             per_day=per_day,
+            rules=GameRules(players=players),
         )
-    except ValueError as exc:
+    except (ValueError, GameRecordError) as exc:
         raise fail(str(exc)) from None
+    if players == 4 and not out.name.lower().removesuffix(".gz").endswith((".jsonl", ".ndjson")):
+        raise fail(f"{out}: a four-player league is written as JSON Lines: name it .jsonl (or .jsonl.gz)")
     columns = (TextColumn("league"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as progress:
         task = progress.add_task("league", total=matches)
-        n = write_history_csv(out, run_league(config, lambda done: progress.update(task, completed=done)))
+        played = list(run_league(config, lambda done: progress.update(task, completed=done)))
+    n = write_history_csv(out, played)
     console.print(f"{n} matches written to {out}")
+    table = Table(title=f"Bad moves by bot ({bad_moves.value})")
+    for col in ("bot", "matches", "won", "bad moves", "per match"):
+        table.add_column(col, justify="left" if col == "bot" else "right")
+    for pid, tally in bad_moves_by_bot(played).items():
+        table.add_row(
+            pid, str(tally.matches), str(tally.wins), str(tally.bad_moves), f"{tally.bad_per_match:.2f}"
+        )
+    console.print(table)

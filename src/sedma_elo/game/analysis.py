@@ -52,9 +52,9 @@ class AnalysisConfig:
     """
 
     share: float = 0.5
-    confidence: float = 0.95
-    min_deals: int = 8
-    max_deals: int = 64
+    confidence: float = 0.99
+    min_deals: int = 16
+    max_deals: int = 512
     max_stock: int | None = None
     seed: int = 0
     judge: Judge = "all"
