@@ -93,3 +93,9 @@ def test_details_serialise_to_json_with_one_based_numbers() -> None:
     assert (first["round"], first["move"], first["player"], first["played"]) == (2, 27, "alice", "7c")
     assert first["better"] == ["stop"] and "won round into a lost one" in first["cost"]
     assert [r["kind"] for r in again["rounds"]] == ["24", "4_and_last", "plain"]
+
+
+def test_bounds_hold_for_thousands_of_deals() -> None:
+    """Past a thousand deals the binomial test still works (no float overflow) and stays ordered."""
+    k_bad, k_good = _bounds(4096, 0.5, 0.001)
+    assert 2048 < k_bad <= 4096 and 0 <= k_good < 2048

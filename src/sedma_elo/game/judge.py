@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from math import comb
+from math import exp, lgamma, log
 from typing import Literal
 
 import numpy as np
@@ -91,7 +91,9 @@ def _bounds(n: int, share: float, alpha: float) -> tuple[int, int]:
     """``(k_bad, k_good)``: the move is bad when it loses value in at least ``k_bad`` of ``n`` deals
     (P[Bin(n, share) >= k_bad] <= alpha), decidedly not bad in at most ``k_good``
     (P[Bin(n, share) <= k_good] <= alpha; -1 when no count is that low)."""
-    pmf = [comb(n, j) * share**j * (1 - share) ** (n - j) for j in range(n + 1)]
+    # In logarithms: comb(n, j) overflows a float from n = 1030 on.
+    ls, lf, ln = log(share), log(1 - share), lgamma(n + 1)
+    pmf = [exp(ln - lgamma(j + 1) - lgamma(n - j + 1) + j * ls + (n - j) * lf) for j in range(n + 1)]
     k_bad, tail = n + 1, 0.0
     for j in range(n, -1, -1):
         tail += pmf[j]
