@@ -117,6 +117,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer matches")
     parser.add_argument("--max-deals", type=int, default=AnalysisConfig().max_deals)
     parser.add_argument("--min-deals", type=int, default=AnalysisConfig().min_deals)
+    parser.add_argument("--max-listed", type=int, default=AnalysisConfig().max_listed)
     parser.add_argument("--confidence", type=float, default=AnalysisConfig().confidence)
     parser.add_argument("--max-stock", type=int, default=None, help="default: the analysis default")
     parser.add_argument("--players", type=int, choices=(2, 4), default=None, help="default: both")
@@ -126,6 +127,7 @@ def main() -> None:
         max_deals=args.max_deals,
         confidence=args.confidence,
         max_stock=args.max_stock,
+        max_listed=args.max_listed,
     )
     print(f"config: {config}")
     if args.players in (None, 2):

@@ -107,3 +107,26 @@ def test_a_deal_depends_only_on_the_seed_and_its_index(seed: int, first: int) ->
     batch = SOLVER.sampled(state, STAKES, seed, 0, first + 2)
     alone = SOLVER.sampled(state, STAKES, seed, first + 1, 1)
     assert batch[first + 1].tolist() == alone[0].tolist()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32), players=st.sampled_from([2, 4]))
+def test_deal_classes_cover_every_card_deal_once(seed: int, players: int) -> None:
+    """Weights sum to the number of card deals (hands as sets, stock in order); rows hold the unseen ranks."""
+    from math import factorial, prod
+
+    from sedma_elo.game.cards import ALL_CARDS, cards_of
+    from sedma_elo.game.value import deal_classes
+
+    state = _late(seed, players, 7 if players == 2 else 10)
+    if state.done:
+        return
+    p = state.to_move
+    unseen = sorted(c >> 2 for c in cards_of(ALL_CARDS & ~(state.hands[p] | state.played_mask())))
+    sizes = [state.hands[s].bit_count() for s in range(players) if s != p]
+    listed = deal_classes(state, 100_000)
+    assert listed is not None
+    deals, weights = listed
+    assert round(float(weights.sum())) == factorial(len(unseen)) // prod(factorial(k) for k in sizes)
+    assert all(sorted(int(c) >> 2 for c in row) == unseen for row in deals)
+    assert len({tuple(row) for row in deals.tolist()}) == len(deals)

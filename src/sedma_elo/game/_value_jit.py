@@ -326,7 +326,7 @@ def _below(z, bound):  # type: ignore[no-untyped-def]
 
 @njit(cache=True)
 def sampled_values(  # type: ignore[no-untyped-def]
-    known, unseen, sizes, n, pos, to_move, leader, winner, deciding, led, tp, won0,
+    known, unseen, listed, sizes, n, pos, to_move, leader, winner, deciding, led, tp, won0,
     flags, cands, stakes, tt, stamp0, seed, first, count, counter,
 ):  # fmt: skip
     """Side 0's exact value of each candidate in worlds ``first .. first+count-1``: ``[count, len(cands)]``.
@@ -335,6 +335,7 @@ def sampled_values(  # type: ignore[no-untyped-def]
     seeded with ``seed + k * golden``: the first ``sizes[s]`` go to seat ``s`` (in seat order; the
     mover's size is 0), the rest become the stock in order. ``known[s]`` holds the packed hand of each
     seat already known (the mover's). World ``k`` is the same whatever ``first`` and ``count`` are.
+    When ``listed`` has rows, world ``k`` is row ``k`` of ``listed`` instead (no shuffle).
     """
     m = unseen.shape[0]
     out = np.empty((count, cands.shape[0]), dtype=np.int64)
@@ -342,15 +343,19 @@ def sampled_values(  # type: ignore[no-untyped-def]
     stock = np.zeros(32, dtype=np.int64)
     hands = np.empty(4, dtype=np.int64)
     for k in range(count):
-        state = seed + (first + k) * _GOLDEN
-        for i in range(m):
-            cards[i] = unseen[i]
-        for i in range(m - 1, 0, -1):
-            state, z = _splitmix(state)
-            j = _below(z, i + 1)
-            t = cards[i]
-            cards[i] = cards[j]
-            cards[j] = t
+        if listed.shape[0] > 0:
+            for i in range(m):
+                cards[i] = listed[first + k, i]
+        else:
+            state = seed + (first + k) * _GOLDEN
+            for i in range(m):
+                cards[i] = unseen[i]
+            for i in range(m - 1, 0, -1):
+                state, z = _splitmix(state)
+                j = _below(z, i + 1)
+                t = cards[i]
+                cards[i] = cards[j]
+                cards[j] = t
         for s in range(4):
             hands[s] = known[s]
         c = 0

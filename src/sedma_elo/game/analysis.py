@@ -45,8 +45,10 @@ class AnalysisConfig:
         share: a sampled move is bad when it loses value in more than this share of the deals.
         confidence: the confidence of a sampled verdict (``0.5 < confidence < 1``).
         min_deals, max_deals: deals solved for a sampled move at first and at most.
+        max_listed: when the deals of the unseen cards, up to suits, are at most this many, all of
+            them are solved instead of a sample (0: always sample).
         max_stock: sampled moves are judged only when the stock holds at most this many cards
-            (``None``: 8 for two players, 0 for four: the speed goal, see ``docs/game.md``).
+            (``None``: 6 for two players, 0 for four: the speed goal, see ``docs/game.md``).
         seed: mixed into the record's own seed; the same record, config and seed give the same result.
         judge: which moves are judged: ``all``, ``exact`` (exact positions only) or ``none``.
     """
@@ -55,6 +57,7 @@ class AnalysisConfig:
     confidence: float = 0.99
     min_deals: int = 16
     max_deals: int = 512
+    max_listed: int = 128
     max_stock: int | None = None
     seed: int = 0
     judge: Judge = "all"
@@ -66,6 +69,8 @@ class AnalysisConfig:
             raise ValueError("confidence must be in (0.5, 1)")
         if not 1 <= self.min_deals <= self.max_deals <= 100_000:
             raise ValueError("deals must satisfy 1 <= min_deals <= max_deals <= 100000")
+        if not 0 <= self.max_listed <= 100_000:
+            raise ValueError("max_listed must be in [0, 100000]")
         if self.max_stock is not None and not 0 <= self.max_stock <= 24:
             raise ValueError("max_stock must be in [0, 24]")
         if self.judge not in ("all", "exact", "none"):
@@ -73,9 +78,11 @@ class AnalysisConfig:
 
     def stock_limit(self, players: int) -> int:
         """The largest stock at which sampled moves are judged."""
+        if not 0 <= self.max_listed <= 100_000:
+            raise ValueError("max_listed must be in [0, 100000]")
         if self.max_stock is not None:
             return self.max_stock
-        return 8 if players == 2 else 0
+        return 6 if players == 2 else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +99,7 @@ class BadMove:
         value_lost: match points of the round lost against ``better`` (sampled: on average).
         share: the share of deals in which the move lost value (exact: 1.0); ``deals``: deals solved.
         points_lost: exact only: points lost against the best move for points (a detail).
-        method: ``exact`` or ``sampled``.
+        method: ``exact``, ``all deals`` (every deal of the unseen cards solved) or ``sampled``.
     """
 
     round: int
@@ -259,6 +266,11 @@ def _outcome(value: float, stakes: tuple[int, int, int]) -> str:
 def _cost(v: Verdict, stakes: tuple[int, int, int], score: tuple[int, int]) -> str:
     """What a bad move cost, in words."""
     at = f" at {score[0]}:{score[1]}"
+    if v.method == "all deals":
+        return (
+            f"lost value in {round(100 * v.share)}% of all {v.deals} deals of the unseen cards"
+            f"{at}: {v.value_better - v.value_played:.2f} match points on average"
+        )
     if v.method == "sampled":
         return (
             f"lost value in {round(100 * v.share)}% of {v.deals} deals of the unseen cards"
@@ -350,6 +362,7 @@ def analyze(
                     confidence=config.confidence,
                     min_deals=config.min_deals,
                     max_deals=config.max_deals,
+                    max_listed=config.max_listed,
                 )
             else:
                 unjudged += 1

@@ -4,14 +4,19 @@ Values are those of :mod:`.value` (the round's signed stake under perfect play, 
 
 * **Exact** (two players, stock empty: every card is known): the move is bad when its value is
   lower than the best move's value.
-* **Sampled** (hidden cards): the unseen cards are dealt at random, consistently with what the
-  mover has seen, and every candidate is solved exactly in each deal. The alternative is the move
-  with the best mean value; the played move *loses value* in a deal when that alternative is worth
-  more there. The move is bad when it loses value in more than ``share`` of the deals (default:
-  more often than not) *with confidence*: an exact one-sided binomial test (the Clopper-Pearson
-  bound) at level ``1 - confidence`` split over the looks (Bonferroni), and its mean value is lower.
-  Deals are added (``min_deals``, doubled at each look up to ``max_deals``) until the share is
-  decided either way; a move still undecided at the cap is not bad.
+* **All deals** (hidden cards, few of them): when the deals of the unseen cards, up to suits, number
+  at most ``max_listed``, every one is solved, weighted by how many card deals it stands for; the
+  move is bad when it loses value in more than ``share`` of them (by weight) and its mean value is
+  lower. No sampling, so no seed and no noise.
+* **Sampled** (hidden cards, too many deals to list): the unseen cards are dealt at random,
+  consistently with what the mover has seen, and every candidate is solved exactly in each deal.
+  The alternative is the move with the best mean value; the played move *loses value* in a deal
+  when that alternative is worth more there. The move is bad when it loses value in more than
+  ``share`` of the deals (default: more often than not) *with confidence* (an exact one-sided
+  binomial test, i.e. the Clopper-Pearson bound, at level ``1 - confidence`` split over the looks
+  by Bonferroni) and its mean value is lower. Deals are added (``min_deals``, doubled at each look
+  up to ``max_deals``) until the share is decided either way; a move still open at the cap is not
+  bad.
 
 Every deal depends only on the move's seed and its index, so a verdict is a function of the record,
 the move and the configuration.
@@ -28,11 +33,11 @@ import numpy as np
 
 from .solver import Solver
 from .state import RoundState
-from .value import Stakes, ValueSolver, move_key
+from .value import Stakes, ValueSolver, deal_classes, move_key
 
 __all__ = ["Method", "Verdict", "judge_exact", "judge_sampled", "looks"]
 
-Method = Literal["exact", "sampled"]
+Method = Literal["exact", "all deals", "sampled"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +133,32 @@ def judge_sampled(
     confidence: float,
     min_deals: int,
     max_deals: int,
+    max_listed: int = 0,
 ) -> Verdict:
-    """The sampled verdict on ``played`` (see the module docstring); ``seed`` fixes the deals."""
+    """The verdict on ``played`` with hidden cards: over all deals when they are few (at most
+    ``max_listed`` up to suits), else sampled (see the module docstring); ``seed`` fixes the deals."""
     cands = values.candidates(state)
     key = move_key(played)
     col = cands.index(key)
+    listed = deal_classes(state, max_listed) if max_listed > 0 else None
+    if listed is not None:
+        deals, weights = listed
+        table = values.listed(state, stakes, deals)
+        total = float(weights.sum())
+        means = (weights @ table) / total
+        alt = max((j for j in range(len(cands)) if j != col), key=lambda j: (means[j], -j))
+        share_lost = float(weights[table[:, alt] > table[:, col]].sum()) / total
+        return Verdict(
+            "all deals",
+            share_lost > share and means[alt] > means[col],
+            key,
+            (cands[alt],) if means[alt] > means[col] else (),
+            float(means[col]),
+            float(means[alt]),
+            share_lost,
+            round(total),
+            None,
+        )
     plan = looks(min_deals, max_deals)
     alpha = (1 - confidence) / len(plan)
     table = np.empty((0, len(cands)), dtype=np.int64)

@@ -15,6 +15,7 @@ default stakes the six outcomes are -3, -2, -1, +1, +2, +3 match points.
 from __future__ import annotations
 
 from functools import lru_cache
+from math import comb
 from types import ModuleType
 from typing import Any
 
@@ -26,7 +27,7 @@ from .config import GameRules
 from .solver import pack_hand
 from .state import STOP, RoundState
 
-__all__ = ["ValueSolver", "move_key", "reference_values", "stakes_of"]
+__all__ = ["ValueSolver", "deal_classes", "move_key", "reference_values", "stakes_of"]
 
 Stakes = tuple[int, int, int]
 IntArray = npt.NDArray[np.int64]
@@ -153,6 +154,10 @@ class ValueSolver:
         sign = 1 if state.to_move % 2 == 0 else -1
         return {k: sign * int(v) for k, v in zip(cands, row, strict=True)}
 
+    def listed(self, state: RoundState, stakes: Stakes, deals: IntArray) -> IntArray:
+        """Exact values for the mover's side in each listed deal (rows of :func:`deal_classes`)."""
+        return self._run(state, stakes, deals, 0, 0, deals.shape[0])
+
     def sampled(self, state: RoundState, stakes: Stakes, seed: int, first: int, count: int) -> IntArray:
         """Exact values for the mover's side in deals ``first .. first+count-1`` of the unseen cards.
 
@@ -161,6 +166,11 @@ class ValueSolver:
         order. Returns ``[count, len(candidates(state))]``; deal ``k`` depends only on ``seed`` and
         ``k`` (``seed`` is reduced to 64 bits).
         """
+        return self._run(state, stakes, np.zeros((0, 0), dtype=np.int64), seed, first, count)
+
+    def _run(
+        self, state: RoundState, stakes: Stakes, listed: IntArray, seed: int, first: int, count: int
+    ) -> IntArray:
         jit: Any = _jit()
         p = state.to_move
         known = np.zeros(4, dtype=np.int64)
@@ -175,6 +185,7 @@ class ValueSolver:
         out: IntArray = jit.sampled_values(
             known,
             unseen,
+            listed,
             sizes,
             state.n,
             *_scalars(state),
@@ -189,3 +200,59 @@ class ValueSolver:
         )
         self._stamp += count + 1
         return out if p % 2 == 0 else -out
+
+
+def deal_classes(state: RoundState, limit: int) -> tuple[IntArray, npt.NDArray[np.float64]] | None:
+    """Every deal of the cards the mover has not seen, up to suits: ``(deals, weights)``, or ``None``
+    when there are more than ``limit`` distinct ones.
+
+    A deal gives each other seat (in seat order) a set of ranks of its hand's size and the stock a
+    sequence of ranks. Each row of ``deals`` lists, as card codes of suit 0, the other hands' cards
+    then the stock in order (the layout :meth:`ValueSolver.listed` takes); its weight is the number
+    of card-level deals (hands as sets, the stock in order) it stands for, so weights are in
+    proportion to the probability of the deal.
+    """
+    p = state.to_move
+    unseen = ALL_CARDS & ~(state.hands[p] | state.played_mask())
+    counts = [0] * 8
+    for c in cards_of(unseen):
+        counts[c >> 2] += 1
+    sizes = [state.hands[s].bit_count() for s in range(state.n) if s != p]
+    rows: list[list[int]] = []
+    weights: list[float] = []
+
+    def hands(seat: int, left: list[int], prefix: list[int], weight: float) -> bool:
+        if seat == len(sizes):
+            return stock(left, prefix, weight)
+        return choose(seat, 0, sizes[seat], left, prefix, weight)
+
+    def choose(seat: int, rank: int, need: int, left: list[int], prefix: list[int], weight: float) -> bool:
+        if need == 0:
+            return hands(seat + 1, left, prefix, weight)
+        if rank == 8:
+            return True
+        for k in range(min(need, left[rank]), -1, -1):
+            rest = left[:]
+            rest[rank] -= k
+            if not choose(
+                seat, rank + 1, need - k, rest, prefix + [rank * 4] * k, weight * comb(left[rank], k)
+            ):
+                return False
+        return True
+
+    def stock(left: list[int], prefix: list[int], weight: float) -> bool:
+        if sum(left) == 0:
+            rows.append(prefix)
+            weights.append(weight)
+            return len(rows) <= limit
+        for rank in range(8):
+            if left[rank]:
+                rest = left[:]
+                rest[rank] -= 1
+                if not stock(rest, [*prefix, rank * 4], weight * left[rank]):
+                    return False
+        return True
+
+    if not hands(0, counts, [], 1.0):
+        return None
+    return np.array(rows, dtype=np.int64), np.array(weights, dtype=np.float64)
