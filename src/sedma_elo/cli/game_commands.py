@@ -113,6 +113,9 @@ def analyze_command(
         int | None,
         typer.Option(help="Judge hidden-card moves only up to this many stock cards."),
     ] = None,
+    max_listed: Annotated[
+        int, typer.Option(help="Solve every deal of the unseen cards when they are at most this many.")
+    ] = 512,
     confidence: Annotated[float, typer.Option(help="Confidence of a sampled verdict, in (0.5, 1).")] = 0.99,
     seed: Annotated[int, typer.Option(help="Mixed into the record's own sampling seed.")] = 0,
 ) -> None:
@@ -124,6 +127,7 @@ def analyze_command(
             min_deals=min_deals,
             max_deals=max_deals,
             max_stock=max_stock,
+            max_listed=max_listed,
             seed=seed,
             judge=judge_mode,
         )

@@ -57,7 +57,7 @@ class AnalysisConfig:
     confidence: float = 0.99
     min_deals: int = 16
     max_deals: int = 512
-    max_listed: int = 128
+    max_listed: int = 512
     max_stock: int | None = None
     seed: int = 0
     judge: Judge = "all"
