@@ -60,6 +60,8 @@ def bench_solver(n: int) -> None:
 
 def bench_analysis(n: int) -> None:
     """Full analysis (default AnalysisConfig) of greedy-vs-sampling matches, target 3 and target 5."""
+    warm = play_match([GreedyBot(), SamplingBot(4, 0)], ["g", "s"], 0, GameRules(target=3))
+    analyze(warm.record, AnalysisConfig())  # loads the compiled value search from the disk cache
     for target in (3, 5):
         times, rounds = [], []
         for seed in range(n):
