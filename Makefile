@@ -56,10 +56,10 @@ chromium:
 ## messages: refresh the catalogs' template and every .po from the sources (then translate what is new)
 I18N := src/sedma_elo/i18n
 messages: $(STAMP)
-	$(BIN)/pybabel extract -F babel.cfg -k _say:2 -k N_ -k Np_:1,2 --add-comments=Translators: --no-location --sort-output \
+	$(BIN)/pybabel extract -F babel.cfg -k _say:2 -k N_ -k Np_:1,2 --add-comments=Translators: --no-location --sort-output --width 110 \
 		--project sedma-elo --copyright-holder "sedma-elo contributors" -o $(I18N)/messages.pot .
 	for lang in de it es sk zh; do \
-		$(BIN)/pybabel update -i $(I18N)/messages.pot -d $(I18N)/locales -l $$lang --no-fuzzy-matching --ignore-obsolete; \
+		$(BIN)/pybabel update -i $(I18N)/messages.pot -d $(I18N)/locales -l $$lang --no-fuzzy-matching --ignore-obsolete --width 110; \
 	done
 
 clean:

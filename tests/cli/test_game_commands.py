@@ -19,7 +19,19 @@ def test_analyze_json_prints_the_service_match_body() -> None:
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
     assert body["winner"] == "a" and body["player_a"] == "alice"
-    assert body["stats"]["b"] == {"bad_moves": 2, "won_by_16": 0, "won_by_24": 0, "won_by_4_and_last": 1}
+    assert body["stats"]["b"] == {"bad_moves": 1, "won_by_16": 0, "won_by_24": 0, "won_by_4_and_last": 1}
+
+
+def test_analyze_json_details_prints_every_bad_move() -> None:
+    """--json --details: bad_moves numbered from 1 with player id, played, better and cost."""
+    result = runner.invoke(app, ["analyze", str(EXAMPLE), "--json", "--details", "--judge", "exact"])
+    assert result.exit_code == 0, result.output
+    moves = json.loads(result.stdout)["bad_moves"]
+    assert [(m["round"], m["move"], m["player"], m["played"], m["better"]) for m in moves] == [
+        (2, 27, "alice", "7c", ["stop"]),
+        (3, 29, "bob", "Ts", ["7d"]),
+    ]
+    assert all(m["cost"].startswith("turned a won round into a lost one") for m in moves)
 
 
 def test_analyze_table_lists_each_bad_move() -> None:

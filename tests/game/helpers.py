@@ -58,6 +58,14 @@ def plain_minimax(state: RoundState) -> int:
 def endgame_state(hands: list[list[str]], leader: int = 0) -> RoundState:
     """A two-player round with an empty stock, the given hands, ``leader`` to lead, and every other
     card already taken by side 1 (so side 0 has 0 points so far)."""
+    return scored_endgame(hands, [], leader, tricks=(0, 1))
+
+
+def scored_endgame(
+    hands: list[list[str]], won_0: list[str], leader: int = 0, tricks: tuple[int, int] = (1, 1)
+) -> RoundState:
+    """A round with an empty stock and the given hands, ``leader`` to lead: side 0 has taken the cards
+    ``won_0``, side 1 every other card not in a hand; ``tricks`` are the tricks each side took."""
     from sedma_elo.game.cards import ALL_CARDS, mask_of
 
     state = RoundState(list(range(N_CARDS)), len(hands), 0)
@@ -67,6 +75,7 @@ def endgame_state(hands: list[list[str]], leader: int = 0) -> RoundState:
     in_hands = 0
     for h in state.hands:
         in_hands |= h
-    state.won = [0, ALL_CARDS & ~in_hands]
-    state.tricks = [0, 1]
+    won0 = mask_of(parse_card(c) for c in won_0)
+    state.won = [won0, ALL_CARDS & ~in_hands & ~won0]
+    state.tricks = list(tricks)
     return state

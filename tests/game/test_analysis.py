@@ -7,14 +7,13 @@ reading its tricks (docs/game.md lists them):
 * round 2: 4:4, bob takes the last trick (Qc over As): bob wins "4 and last" (1 match point);
 * round 3: alice 6:2, a plain win (1 match point): alice reaches 4 and wins the match.
 
-Exact bad moves (stock empty), two of them worked out by hand in round 3 (alice holds 8h Kc Ks As,
-bob 7d Th Ts Jc, points 4:1, alice leads 8h):
-
-* move 29, bob plays Ts: 7d takes 8h and then bob wins every remaining trick (alice holds no ten, jack
-  or seven): 4 points + last trick = 4.5, against 3.5 after Ts: 1 point lost.
-* move 31, bob answers alice's Kc (alice then holds Ks As) from 7d Th Jc: Jc keeps Th and 7d for
-  later (bob ends with 3 + last = 3.5); Th gives the ten away at once (2 + last = 2.5): 1 point lost.
-* move 25 of round 2 (alice leads Tc instead of Ac) is checked against a plain minimax below.
+Exact bad moves (stock empty): a move is bad when it lowers what the round is worth to the mover.
+Round 3 move 29 (alice holds 8h Kc Ks As, bob 7d Th Ts Jc, points 4:1 for alice, alice leads 8h):
+bob's Ts leaves him 3 points + the last trick, a lost round; 7d takes the 8h and then every
+remaining trick (alice holds no ten, jack or seven): 4 points + the last trick, 4:4 with the last
+trick, a won round. Round 3 move 31 (Th where Jc keeps a point) lost a point but not the round: it
+is no longer bad. Round 2 move 27 (alice continues with 7c where stopping wins the round) is checked
+against a plain minimax below.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from sedma_elo.game.analysis import AnalysisConfig, analyze
 from sedma_elo.game.cards import parse_card
 from sedma_elo.game.record import iter_positions, load_record
 from sedma_elo.game.state import RoundState
+from sedma_elo.game.value import reference_values
 
 from .helpers import plain_minimax
 
@@ -45,17 +45,27 @@ def test_example_round_statistics_match_the_hand_count() -> None:
     assert result.replay.match_points == (4, 1) and result.winner == "a"
 
 
-def test_example_exact_bad_moves_are_the_hand_checked_ones() -> None:
-    """The exact judge finds alice r2 m25 (Tc, best Ac), bob r3 m29 (Ts, best 7d) and r3 m31 (Th, best Jc)."""
+def test_example_exact_bad_moves_are_the_ones_that_lose_the_round() -> None:
+    """The exact judge finds alice r2 m27 (7c, better stop) and bob r3 m29 (Ts, better 7d), nothing else."""
     result = analyze(load_record(EXAMPLE), _exact())
-    found = sorted(
-        (b.player, b.round, b.move, b.played, b.best, b.loss) for p in result.players for b in p.bad_moves
-    )
-    assert found == [
-        ("alice", 2, 25, "Tc", "Ac", 1.0),
-        ("bob", 3, 29, "Ts", "7d", 1.0),
-        ("bob", 3, 31, "Th", "Jc", 1.0),
-    ]
+    found = [(b.player, b.round, b.move, b.played, b.better, b.value_lost) for b in result.bad_moves()]
+    assert found == [("alice", 2, 27, "7c", ("stop",), 2.0), ("bob", 3, 29, "Ts", ("7d",), 2.0)]
+
+
+def test_a_point_lost_without_changing_the_round_is_not_bad() -> None:
+    """Round 3 move 31 (Th instead of Jc) costs bob a point, but the round is lost either way."""
+    state = _state_at(3, 31)
+    values = reference_values(state, (1, 2, 3))
+    assert values[parse_card("Th")] == values[parse_card("Jc")] == -1
+    assert (3, 31) not in {(b.round, b.move) for b in analyze(load_record(EXAMPLE), _exact()).bad_moves()}
+
+
+def test_round2_move27_continuing_loses_the_round_by_plain_minimax() -> None:
+    """Continuing with 7c loses alice the round; stopping wins it (exhaustive search over the real deal)."""
+    from sedma_elo.game.state import STOP
+
+    values = reference_values(_state_at(2, 27), (1, 2, 3))
+    assert values[parse_card("7c")] == -1 and values[STOP] == 1
 
 
 def _state_at(round_no: int, move_no: int) -> RoundState:
@@ -89,7 +99,7 @@ def test_json_output_is_the_service_match_body() -> None:
         "winner": "a",
         "stats": {
             "a": {"bad_moves": 1, "won_by_16": 0, "won_by_24": 1, "won_by_4_and_last": 0},
-            "b": {"bad_moves": 2, "won_by_16": 0, "won_by_24": 0, "won_by_4_and_last": 1},
+            "b": {"bad_moves": 1, "won_by_16": 0, "won_by_24": 0, "won_by_4_and_last": 1},
         },
     }
 
@@ -98,7 +108,7 @@ def test_to_match_feeds_the_rating_model() -> None:
     """The analysis converts to a rating Match with the same counts."""
     match = analyze(load_record(EXAMPLE), _exact()).to_match()
     assert match.team_a == ("alice",) and match.winner == "a"
-    assert match.stats_of("bob") == PlayerStats(bad_moves=2, won_by_4_and_last=1)
+    assert match.stats_of("bob") == PlayerStats(bad_moves=1, won_by_4_and_last=1)
 
 
 def test_a_24er_counts_as_16er_only_when_the_rules_say_so() -> None:
@@ -111,15 +121,20 @@ def test_a_24er_counts_as_16er_only_when_the_rules_say_so() -> None:
     assert (alice.won_by_16, alice.won_by_24) == (1, 1)
 
 
-def test_higher_exact_threshold_finds_fewer_bad_moves() -> None:
-    """A 1.5-point threshold drops the 1-point mistakes."""
-    result = analyze(load_record(EXAMPLE), AnalysisConfig(judge="exact", exact_threshold=1.5))
-    assert sum(len(p.bad_moves) for p in result.players) == 0
+def test_with_equal_stakes_only_losing_the_round_is_bad() -> None:
+    """First-to-N rounds (all stakes 1): the example's two bad moves lose the round, so both stay."""
+    import dataclasses
+
+    record = load_record(EXAMPLE)
+    rules = dataclasses.replace(record.rules, stake_16=1, stake_24=1, target=2)
+    result = analyze(dataclasses.replace(record, rules=rules), _exact())
+    found = [(b.round, b.move) for b in result.bad_moves()]
+    assert found == [(2, 27), (3, 29)]
 
 
 def test_sampled_analysis_is_deterministic_for_a_seed() -> None:
     """The full analysis (with sampling) gives the same bad moves twice for the same seed."""
-    config = AnalysisConfig(samples=8, seed=3)
+    config = AnalysisConfig(seed=3)
     a = analyze(load_record(EXAMPLE), config)
     b = analyze(load_record(EXAMPLE), config)
     assert [p.bad_moves for p in a.players] == [p.bad_moves for p in b.players]

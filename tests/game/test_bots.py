@@ -99,3 +99,29 @@ def test_failed_write_leaves_no_file(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         write_history_csv(path, broken())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_four_player_league_writes_team_matches_as_json_lines(tmp_path: Path) -> None:
+    """A four-player league seats four distinct roster bots, two a side, and reads back as team matches."""
+    from sedma_elo.batch.history import read_matches
+
+    path = tmp_path / "league4.jsonl"
+    config = LeagueConfig(matches=8, seed=5, rules=GameRules(players=4), bad_moves="full")
+    assert write_history_csv(path, run_league(config)) == 8
+    matches, errors = read_matches(path)
+    roster = {pid for pid, _ in ROSTER}
+    assert not errors and len(matches) == 8
+    for m in matches:
+        assert len(m.team_a) == len(m.team_b) == 2 and set(m.players) <= roster and len(set(m.players)) == 4
+
+
+def test_bad_moves_by_bot_sums_each_players_matches_wins_and_bad_moves() -> None:
+    """The tally counts every match a bot sat in, its side's wins and its own bad moves."""
+    from sedma_elo.core.model import Match, PlayerStats
+    from sedma_elo.game.league import bad_moves_by_bot
+
+    m1 = Match(("x",), ("y",), "a", {"x": PlayerStats(bad_moves=2), "y": PlayerStats(bad_moves=1)}, "m1")
+    m2 = Match(("y",), ("x",), "a", {"x": PlayerStats(bad_moves=1)}, "m2")
+    tally = bad_moves_by_bot([m1, m2])
+    assert (tally["x"].matches, tally["x"].wins, tally["x"].bad_moves) == (2, 1, 3)
+    assert (tally["y"].matches, tally["y"].wins, tally["y"].bad_per_match) == (2, 1, 0.5)

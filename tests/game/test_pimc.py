@@ -62,26 +62,3 @@ def test_zero_samples_are_refused() -> None:
     """At least one world is needed."""
     with pytest.raises(ValueError):
         pimc_values(_midgame(1), random.Random(0), 0, Solver())
-
-
-def test_analysis_sampling_without_extra_worlds_is_plain_pimc() -> None:
-    """With max_samples == samples the analysis values are the PIMC means in points, same seed."""
-    from sedma_elo.game.analysis import AnalysisConfig, _sampled_values
-
-    state = _midgame(8)
-    played = state.legal_moves()[0]
-    config = AnalysisConfig(samples=10, max_samples=10)
-    got = _sampled_values(state, played, config, Solver(), "s")
-    want = pimc_values(state, random.Random("s"), 10, Solver())
-    assert got == {m: v / 2 for m, v in want.items()}
-
-
-def test_borderline_verdicts_get_more_worlds_deterministically() -> None:
-    """Allowing more worlds may change the estimate but two runs with the same seed agree."""
-    from sedma_elo.game.analysis import AnalysisConfig, _sampled_values
-
-    state = _midgame(9)
-    config = AnalysisConfig(samples=4, max_samples=64)
-    for played in state.legal_moves():
-        a = _sampled_values(state, played, config, Solver(), "x")
-        assert a == _sampled_values(state, played, config, Solver(), "x")

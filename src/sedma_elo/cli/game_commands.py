@@ -18,7 +18,7 @@ from ..errors import GameRecordError, ValidationError
 from ..game.analysis import AnalysisConfig, Judge, MatchAnalysis, analyze
 from ..game.bots import make_bot, play_match
 from ..game.config import GameRules
-from ..game.league import BadMoveMode, LeagueConfig, run_league, write_history_csv
+from ..game.league import BadMoveMode, LeagueConfig, bad_moves_by_bot, run_league, write_history_csv
 from ..game.record import dumps_record, load_record
 from ..i18n import check_language, translations
 from . import app
@@ -102,15 +102,15 @@ def _print_table(result: MatchAnalysis, tr: Translator = ENGLISH) -> None:
         N_("player"),
         N_("position"),
         N_("played"),
-        N_("best"),
-        N_("points lost"),
+        N_("better"),
+        N_("cost"),
         N_("how"),
     )
     for col in map(tr.gettext, headings):
         moves.add_column(col)
     for b in bad:
         moves.add_row(
-            str(b.round), str(b.move), b.player, b.position(), b.played, b.best, f"{b.loss:.2f}", b.method
+            str(b.round), str(b.move), b.player, b.position(), b.played, " ".join(b.better), b.cost, b.method
         )
     console.print(moves)
 
@@ -125,17 +125,25 @@ def analyze_command(
         JudgeChoice,
         typer.Option(help="Which moves to judge: all, exact (stock-empty two-player only), none."),
     ] = JudgeChoice.all,
-    samples: Annotated[int, typer.Option(help="Random deals per judged move while cards are hidden.")] = 32,
-    max_samples: Annotated[
-        int, typer.Option(help="Most deals for a move whose loss is within noise of the threshold.")
-    ] = 128,
-    seed: Annotated[int, typer.Option(help="Seed of the sampling (same seed, same result).")] = 0,
-    exact_threshold: Annotated[
-        float, typer.Option(help="Points a move must lose against perfect play to be bad.")
-    ] = 1.0,
-    sampled_threshold: Annotated[
-        float, typer.Option(help="Expected points a move must lose (strictly more) to be bad, by sampling.")
-    ] = 1.0,
+    details: Annotated[
+        bool,
+        typer.Option(
+            "--details", help="With --json: print the whole analysis (rounds, every bad move) instead."
+        ),
+    ] = False,
+    min_deals: Annotated[
+        int, typer.Option(help="Deals of the unseen cards solved at first for a move judged by sampling.")
+    ] = 16,
+    max_deals: Annotated[int, typer.Option(help="Most deals for a move whose verdict is still open.")] = 512,
+    max_stock: Annotated[
+        int | None,
+        typer.Option(help="Judge hidden-card moves only up to this many stock cards."),
+    ] = None,
+    max_listed: Annotated[
+        int, typer.Option(help="Solve every deal of the unseen cards when they are at most this many.")
+    ] = 512,
+    confidence: Annotated[float, typer.Option(help="Confidence of a sampled verdict, in (0.5, 1).")] = 0.99,
+    seed: Annotated[int, typer.Option(help="Mixed into the record's own sampling seed.")] = 0,
     lang: Annotated[
         str, typer.Option("--lang", help="Language of the table: en, de, it, es, sk or zh.")
     ] = "en",
@@ -144,10 +152,11 @@ def analyze_command(
     judge_mode: Judge = _JUDGES[judge]
     try:
         config = AnalysisConfig(
-            exact_threshold=exact_threshold,
-            sampled_threshold=sampled_threshold,
-            samples=samples,
-            max_samples=max(max_samples, samples),
+            confidence=confidence,
+            min_deals=min_deals,
+            max_deals=max_deals,
+            max_stock=max_stock,
+            max_listed=max_listed,
             seed=seed,
             judge=judge_mode,
         )
@@ -165,7 +174,7 @@ def analyze_command(
     except GameRecordError as exc:
         raise fail(f"{record}: invalid game record: {exc}") from None
     if as_json:
-        print(json.dumps(result.to_json(), indent=2))
+        print(json.dumps(result.to_dict() if details else result.to_json(), indent=2))
     else:
         _print_table(result, tr)
 
@@ -207,6 +216,9 @@ def league_command(
     ] = BadMovesChoice.endgame,
     start: Annotated[str, typer.Option(help="Date of the first match (ISO 8601).")] = "2025-01-01",
     per_day: Annotated[int, typer.Option(help="Matches dated each day.")] = 100,
+    players: Annotated[
+        int, typer.Option(help="2, or 4 (two teams; the output must then be JSON Lines, .jsonl).")
+    ] = 2,
 ) -> None:
     """Run a league of bots of graded strength and write its match history in the project's CSV format."""
     try:
@@ -217,11 +229,23 @@ def league_command(
             bad_moves=_BAD_MOVES[bad_moves],
             start=date.fromisoformat(start),
             per_day=per_day,
+            rules=GameRules(players=players),
         )
-    except ValueError as exc:
+    except (ValueError, GameRecordError) as exc:
         raise fail(str(exc)) from None
+    if players == 4 and not out.name.lower().removesuffix(".gz").endswith((".jsonl", ".ndjson")):
+        raise fail(f"{out}: a four-player league is written as JSON Lines: name it .jsonl (or .jsonl.gz)")
     columns = (TextColumn("league"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as progress:
         task = progress.add_task("league", total=matches)
-        n = write_history_csv(out, run_league(config, lambda done: progress.update(task, completed=done)))
+        played = list(run_league(config, lambda done: progress.update(task, completed=done)))
+    n = write_history_csv(out, played)
     console.print(f"{n} matches written to {out}")
+    table = Table(title=f"Bad moves by bot ({bad_moves.value})")
+    for col in ("bot", "matches", "won", "bad moves", "per match"):
+        table.add_column(col, justify="left" if col == "bot" else "right")
+    for pid, tally in bad_moves_by_bot(played).items():
+        table.add_row(
+            pid, str(tally.matches), str(tally.wins), str(tally.bad_moves), f"{tally.bad_per_match:.2f}"
+        )
+    console.print(table)

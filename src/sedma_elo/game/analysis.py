@@ -1,78 +1,105 @@
 """Per-match statistics from a game record: rounds won by kind, and the bad moves.
 
-A move is judged only where the player had a real choice (two or more ranks, or continue/stop).
+A move is judged only where the player had a real choice (moves of two or more ranks, or
+continue/stop). A move is **bad** when it lowers what the round is worth to the mover's side (its
+signed stake: lost, won plain, as a 16er, as a 24er; see :mod:`.value` and :mod:`.judge`):
 
-* **Exact** (two players, stock empty): both hands are known, so the solver gives every move's
-  value under perfect play. A move is bad when it gives away at least ``exact_threshold`` points
-  (default 1) against the best move.
-* **Sampled** (cards still hidden): :func:`~.pimc.pimc_values` estimates every move's value over
-  ``samples`` random deals of the unseen cards. A move is bad when its expected loss against the
-  best move is more than ``sampled_threshold`` points (default 1).
+* **exact** (two players, stock empty): by the exact value of every move;
+* **sampled** (hidden cards, stock at most ``max_stock`` cards): every candidate is solved exactly
+  in deals of the cards the mover has not seen, until the share of deals in which the move loses
+  value is decided with confidence. Moves earlier in the round (more cards in the stock) are not
+  judged: their exact solves cost too much for the speed goal (``docs/game.md``).
 
-Values count each ace and ten as one point and the last trick as half a point (it only breaks a 4:4
-tie), from the move to the end of the round.
+The sampling seed comes from the record itself (a hash of its canonical JSON), the configuration's
+``seed``, the round and the move: the same record always gets the same verdicts.
 """
 
 from __future__ import annotations
 
-import math
-import random
-import statistics
+import hashlib
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Literal
 
 from ..core.model import Match, PlayerStats
-from .cards import cards_of, format_card
-from .pimc import move_key, pimc_world_values
-from .record import GameRecord, Replay, iter_positions, replay
+from .cards import cards_of, format_card, rank_mask
+from .config import GameRules
+from .judge import Method, Verdict, judge_exact, judge_sampled
+from .record import GameRecord, Replay, iter_positions, record_to_dict, replay
 from .solver import Solver
 from .state import STOP, RoundState, format_move
+from .value import ValueSolver, stakes_of
 
 Judge = Literal["all", "exact", "none"]
 
-__all__ = ["AnalysisConfig", "BadMove", "Judge", "MatchAnalysis", "PlayerReport", "analyze"]
+__all__ = ["AnalysisConfig", "BadMove", "Judge", "MatchAnalysis", "PlayerReport", "analyze", "record_seed"]
 
 
 @dataclass(frozen=True, slots=True)
 class AnalysisConfig:
-    """How bad moves are found (see the module docstring).
+    """How bad moves are found (see the module docstring and :mod:`.judge`).
 
     Attributes:
-        exact_threshold: points a move must lose against perfect play to be bad (exact positions).
-        sampled_threshold: expected points a move must lose, strictly more than this, to be bad.
-        samples: random deals per judged move while cards are hidden (cost grows linearly).
-        max_samples: the most deals for a move whose loss is within two standard errors of the
-            threshold (borderline verdicts get up to this many; ``samples`` disables it).
-        seed: seed of the sampling; the same record, config and seed give the same result.
+        share: a sampled move is bad when it loses value in more than this share of the deals.
+        confidence: the confidence of a sampled verdict (``0.5 < confidence < 1``).
+        min_deals, max_deals: deals solved for a sampled move at first and at most.
+        max_listed: when the deals of the unseen cards, up to suits, are at most this many, all of
+            them are solved instead of a sample (0: always sample).
+        max_stock: sampled moves are judged only when the stock holds at most this many cards
+            (``None``: 6 for two players, 0 for four: the speed goal, see ``docs/game.md``).
+        seed: mixed into the record's own seed; the same record, config and seed give the same result.
         judge: which moves are judged: ``all``, ``exact`` (exact positions only) or ``none``.
     """
 
-    exact_threshold: float = 1.0
-    sampled_threshold: float = 1.0
-    samples: int = 32
-    max_samples: int = 128
+    share: float = 0.5
+    confidence: float = 0.99
+    min_deals: int = 16
+    max_deals: int = 512
+    max_listed: int = 512
+    max_stock: int | None = None
     seed: int = 0
     judge: Judge = "all"
 
     def __post_init__(self) -> None:
-        if not self.exact_threshold > 0 or not self.sampled_threshold > 0:
-            raise ValueError("thresholds must be > 0 points")
-        if not 1 <= self.samples <= 10_000:
-            raise ValueError("samples must be in [1, 10000]")
-        if not self.samples <= self.max_samples <= 100_000:
-            raise ValueError("max_samples must be in [samples, 100000]")
+        if not 0 < self.share < 1:
+            raise ValueError("share must be in (0, 1)")
+        if not 0.5 < self.confidence < 1:
+            raise ValueError("confidence must be in (0.5, 1)")
+        if not 1 <= self.min_deals <= self.max_deals <= 100_000:
+            raise ValueError("deals must satisfy 1 <= min_deals <= max_deals <= 100000")
+        if not 0 <= self.max_listed <= 100_000:
+            raise ValueError("max_listed must be in [0, 100000]")
+        if self.max_stock is not None and not 0 <= self.max_stock <= 24:
+            raise ValueError("max_stock must be in [0, 24]")
         if self.judge not in ("all", "exact", "none"):
             raise ValueError("judge must be all, exact or none")
+
+    def stock_limit(self, players: int) -> int:
+        """The largest stock at which sampled moves are judged."""
+        if not 0 <= self.max_listed <= 100_000:
+            raise ValueError("max_listed must be in [0, 100000]")
+        if self.max_stock is not None:
+            return self.max_stock
+        return 6 if players == 2 else 0
 
 
 @dataclass(frozen=True, slots=True)
 class BadMove:
-    """One bad move. ``round`` and ``move`` are 1-based; points are match-round points (ace/ten = 1).
+    """One bad move. ``round`` and ``move`` are 1-based, as in the record's error messages.
 
-    ``hand`` is the player's hand before the move, ``trick`` the cards already in the trick in order,
-    ``stock`` the cards left in the stock; ``method`` is ``exact`` or ``sampled``.
+    Attributes:
+        player: the record's player id.
+        hand: the player's hand before the move; ``trick``: the cards already in the trick, in order;
+            ``stock``: cards left in the stock; ``score``: points (aces and tens) taken so far by the
+            player's side and by the other side.
+        played: the move (card or ``stop``); ``better``: the moves judged better.
+        cost: what the move cost, in words (e.g. "turned a won round into a lost one at 4:4").
+        value_lost: match points of the round lost against ``better`` (sampled: on average).
+        share: the share of deals in which the move lost value (exact: 1.0); ``deals``: deals solved.
+        points_lost: exact only: points lost against the best move for points (a detail).
+        method: ``exact``, ``all deals`` (every deal of the unseen cards solved) or ``sampled``.
     """
 
     round: int
@@ -81,15 +108,28 @@ class BadMove:
     hand: tuple[str, ...]
     trick: tuple[str, ...]
     stock: int
+    score: tuple[int, int]
     played: str
-    best: str
-    loss: float
-    method: Literal["exact", "sampled"]
+    better: tuple[str, ...]
+    cost: str
+    value_lost: float
+    share: float
+    deals: int
+    points_lost: float | None
+    method: Method
 
     def position(self) -> str:
         """A one-line description of the position."""
         trick = " ".join(self.trick) if self.trick else "(leading)"
-        return f"hand {' '.join(self.hand)}; trick {trick}; stock {self.stock}"
+        points = f"{self.score[0]}:{self.score[1]}"
+        return f"hand {' '.join(self.hand)}; trick {trick}; stock {self.stock}; points {points}"
+
+    def to_dict(self) -> dict[str, object]:
+        """The bad move as a JSON-ready dict (tuples become lists)."""
+        out = asdict(self)
+        for key in ("hand", "trick", "score", "better"):
+            out[key] = list(out[key])
+        return out
 
 
 @dataclass(slots=True)
@@ -108,6 +148,16 @@ class PlayerReport:
         """The four counts the rating takes."""
         return PlayerStats(len(self.bad_moves), self.won_by_16, self.won_by_24, self.won_by_4_and_last)
 
+    def to_dict(self) -> dict[str, object]:
+        """The report as a JSON-ready dict: counts, the rating statistics and every bad move."""
+        return {
+            "player": self.player,
+            "side": "ab"[self.side],
+            "rounds_won": self.rounds_won,
+            "stats": self.stats().to_dict(),
+            "bad_moves": [b.to_dict() for b in self.bad_moves],
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class MatchAnalysis:
@@ -117,6 +167,7 @@ class MatchAnalysis:
     replay: Replay
     players: tuple[PlayerReport, ...]
     judged_moves: int
+    unjudged_moves: int = 0
 
     @property
     def winner(self) -> Literal["a", "b"]:
@@ -131,6 +182,44 @@ class MatchAnalysis:
         played = datetime.fromisoformat(rec.played_at) if rec.played_at else None
         stats = {p.player: p.stats() for p in self.players}
         return Match(team_a, team_b, self.winner, stats, rec.match_id, played)
+
+    def bad_moves(self) -> list[BadMove]:
+        """Every bad move of the match, in play order."""
+        return sorted((b for p in self.players for b in p.bad_moves), key=lambda b: (b.round, b.move))
+
+    def to_dict(self) -> dict[str, object]:
+        """The whole analysis as a JSON-ready dict (``sedma-elo analyze --json --details``).
+
+        Keys: ``match_id``, ``played_at``, ``players`` (ids by seat), ``winner`` (``a``/``b``),
+        ``match_points``, ``rounds`` (each round's points, tricks, last-trick side, winner and kind),
+        ``judged_moves``, ``unjudged_moves`` (real choices too early in the round to be judged),
+        ``reports`` (per player: counts, rating statistics, bad moves) and ``bad_moves`` (all of
+        them in play order, see :class:`BadMove`).
+        """
+        rec = self.record
+        rounds = [
+            {
+                "round": i + 1,
+                "points": list(res.points),
+                "tricks": list(res.tricks),
+                "last_trick": "ab"[res.last_trick_side],
+                "winner": "ab"[res.winner],
+                "kind": res.kind,
+            }
+            for i, res in enumerate(self.replay.results)
+        ]
+        return {
+            "match_id": rec.match_id,
+            "played_at": rec.played_at,
+            "players": list(rec.players),
+            "winner": self.winner,
+            "match_points": list(self.replay.match_points),
+            "rounds": rounds,
+            "judged_moves": self.judged_moves,
+            "unjudged_moves": self.unjudged_moves,
+            "reports": [p.to_dict() for p in self.players],
+            "bad_moves": [b.to_dict() for b in self.bad_moves()],
+        }
 
     def to_json(self) -> dict[str, object]:
         """The service's match body: ``match_id, played_at, player_a, player_b, winner, stats.{a,b}``.
@@ -151,52 +240,72 @@ class MatchAnalysis:
         return out
 
 
-def _sampled_values(
-    state: RoundState, played: int, config: AnalysisConfig, solver: Solver, seed: str
-) -> dict[int, float]:
-    """Mean values in points by sampling, with more worlds while the verdict is within noise.
-
-    Starts with ``config.samples`` worlds; while the played move is not the best and its mean loss
-    is within two standard errors of the threshold, adds as many worlds again, up to
-    ``config.max_samples``.
-    """
-    # One generator per judged move, seeded by its place in the record: a move's verdict does not
-    # depend on which other moves were judged before it.
-    rng = random.Random(seed)
-    worlds = pimc_world_values(state, rng, config.samples, solver)
-    played_key = move_key(played)
-    while True:
-        n = len(worlds[played_key])
-        means = {key: sum(v) / n for key, v in worlds.items()}
-        best_key = max(means, key=lambda k: means[k])
-        if best_key == played_key or n >= config.max_samples:
-            break
-        diffs = [b - p for b, p in zip(worlds[best_key], worlds[played_key], strict=True)]
-        loss = statistics.fmean(diffs) / 2
-        se = statistics.stdev(diffs) / math.sqrt(n) / 2 if n > 1 else math.inf
-        if abs(loss - config.sampled_threshold) > 2 * se:
-            break
-        more = pimc_world_values(state, rng, min(config.samples, config.max_samples - n), solver)
-        for key, vals in more.items():
-            worlds[key].extend(vals)
-    return {m: means[move_key(m)] / 2 for m in state.legal_moves()}
+def record_seed(record: GameRecord, seed: int = 0) -> int:
+    """A 64-bit seed derived from the record's canonical JSON and ``seed``: the same record (and
+    ``seed``) always gives the same deals, whoever analyses it."""
+    text = json.dumps(record_to_dict(record), sort_keys=True, separators=(",", ":"))
+    digest = hashlib.blake2b(f"{seed}:{text}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
 
 
-def _judge(
-    state: RoundState, played: int, config: AnalysisConfig, solver: Solver, seed: str
-) -> tuple[dict[int, float], Literal["exact", "sampled"]] | None:
-    """Move values in points for the mover's side, or ``None`` when the move is not judged."""
-    if config.judge == "none":
-        return None
+def _move_seed(base: int, r: int, i: int) -> int:
+    digest = hashlib.blake2b(f"{base}:{r}:{i}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _outcome(value: float, stakes: tuple[int, int, int]) -> str:
+    """An exact value in words, for the mover's side."""
+    won = value > 0
+    size = abs(value)
+    kind = "" if size == stakes[0] else " as a 16er" if size == stakes[1] else " as a 24er"
+    if won:
+        return f"won{kind}"
+    return "lost" if not kind else f"lost ({'16er' if size == stakes[1] else '24er'} against)"
+
+
+def _cost(v: Verdict, stakes: tuple[int, int, int], score: tuple[int, int]) -> str:
+    """What a bad move cost, in words."""
+    at = f" at {score[0]}:{score[1]}"
+    if v.method == "all deals":
+        return (
+            f"lost value in {round(100 * v.share)}% of all {v.deals} deals of the unseen cards"
+            f"{at}: {v.value_better - v.value_played:.2f} match points on average"
+        )
+    if v.method == "sampled":
+        return (
+            f"lost value in {round(100 * v.share)}% of {v.deals} deals of the unseen cards"
+            f"{at}: {v.value_better - v.value_played:.2f} match points on average"
+        )
+    best, got = v.value_better, v.value_played
+    if best > 0 > got:
+        what = "turned a won round into a lost one"
+    elif best > 0:
+        what = f"gave up a {'24er' if best == stakes[2] else '16er'}"
+    elif got == -stakes[2]:
+        what = "conceded a 24er"
+    elif got == -stakes[1]:
+        what = "conceded a 16er"
+    else:
+        what = "lost more of the round"
+    if best > 0 > got and got == -stakes[0] and best == stakes[0]:
+        return what + at
+    return f"{what}{at} ({_outcome(got, stakes)} instead of {_outcome(best, stakes)})"
+
+
+def _cards_for(state: RoundState, keys: tuple[int, ...]) -> tuple[str, ...]:
+    hand = state.hands[state.to_move]
+    out: list[str] = []
+    for key in keys:
+        if key < 0:
+            out.append("stop")
+        else:
+            out.extend(format_card(c) for c in cards_of(hand & rank_mask(key)))
+    return tuple(out)
+
+
+def _choice(state: RoundState) -> bool:
     moves = state.legal_moves()
-    if len({move_key(m) for m in moves}) < 2:
-        return None
-    if state.n == 2 and state.pos >= 32:
-        exact = solver.move_values(state)
-        return {m: v / 2 for m, v in exact.items()}, "exact"
-    if config.judge != "all":
-        return None
-    return _sampled_values(state, played, config, solver, seed), "sampled"
+    return len({-1 if m == STOP else m >> 2 for m in moves}) > 1
 
 
 def analyze(
@@ -204,16 +313,22 @@ def analyze(
     config: AnalysisConfig | None = None,
     solver: Solver | None = None,
     progress: Callable[[int, int], None] | None = None,
+    values: ValueSolver | None = None,
 ) -> MatchAnalysis:
     """Validate ``record`` by replaying it, then derive each player's statistics and bad moves.
 
     Raises :class:`~sedma_elo.errors.GameRecordError` (before anything is judged) when the record is
-    invalid. ``progress(done, total)`` is called after each round.
+    invalid. ``progress(done, total)`` is called after each round. ``solver`` (points, for the
+    detail) and ``values`` (the value search) may be shared between calls.
     """
     config = config or AnalysisConfig()
     solver = solver or Solver()
+    values = values or ValueSolver()
     rep = replay(record)
-    rules = record.rules
+    rules: GameRules = record.rules
+    stakes = stakes_of(rules)
+    limit = config.stock_limit(rules.players)
+    base = record_seed(record, config.seed)
     reports = tuple(PlayerReport(pid, seat % 2) for seat, pid in enumerate(record.players))
     for res in rep.results:
         for rp in reports:
@@ -223,7 +338,7 @@ def analyze(
             rp.won_by_16 += res.counts_as_16(rules)
             rp.won_by_24 += res.kind == "24"
             rp.won_by_4_and_last += res.kind == "4_and_last"
-    judged = 0
+    judged = unjudged = 0
     trick_order: list[int] = []
     current_round = 0
     for r, i, state, mv in iter_positions(record):
@@ -232,30 +347,51 @@ def analyze(
         current_round = r
         if state.led < 0:
             trick_order = []
-        judgement = _judge(state, mv.move, config, solver, f"{config.seed}:{r}:{i}")
-        if judgement is not None:
-            judged += 1
-            values, method = judgement
-            best = max(values, key=lambda m: values[m])
-            loss = values[best] - values[mv.move]
-            bad = loss >= config.exact_threshold if method == "exact" else loss > config.sampled_threshold
-            if bad:
-                reports[mv.player].bad_moves.append(
-                    BadMove(
-                        round=r + 1,
-                        move=i + 1,
-                        player=record.players[mv.player],
-                        hand=tuple(format_card(c) for c in cards_of(state.hands[mv.player])),
-                        trick=tuple(format_card(c) for c in trick_order),
-                        stock=state.stock_size,
-                        played=format_move(mv.move),
-                        best=format_move(best),
-                        loss=round(loss, 3),
-                        method=method,
-                    )
+        if config.judge != "none" and _choice(state):
+            verdict: Verdict | None = None
+            if state.n == 2 and state.pos >= 32:
+                verdict = judge_exact(state, mv.move, stakes, values, solver)
+            elif config.judge == "all" and state.stock_size <= limit:
+                verdict = judge_sampled(
+                    state,
+                    mv.move,
+                    stakes,
+                    values,
+                    _move_seed(base, r, i),
+                    share=config.share,
+                    confidence=config.confidence,
+                    min_deals=config.min_deals,
+                    max_deals=config.max_deals,
+                    max_listed=config.max_listed,
                 )
+            else:
+                unjudged += 1
+            if verdict is not None:
+                judged += 1
+                if verdict.bad:
+                    side = mv.player & 1
+                    score = (state.points(side), state.points(1 - side))
+                    reports[mv.player].bad_moves.append(
+                        BadMove(
+                            round=r + 1,
+                            move=i + 1,
+                            player=record.players[mv.player],
+                            hand=tuple(format_card(c) for c in cards_of(state.hands[mv.player])),
+                            trick=tuple(format_card(c) for c in trick_order),
+                            stock=state.stock_size,
+                            score=score,
+                            played=format_move(mv.move),
+                            better=_cards_for(state, verdict.better),
+                            cost=_cost(verdict, stakes, score),
+                            value_lost=round(verdict.value_better - verdict.value_played, 3),
+                            share=round(verdict.share, 3),
+                            deals=verdict.deals,
+                            points_lost=verdict.points_lost,
+                            method=verdict.method,
+                        )
+                    )
         if mv.move != STOP:
             trick_order.append(mv.move)
     if progress is not None:
         progress(len(record.rounds), len(record.rounds))
-    return MatchAnalysis(record, rep, reports, judged)
+    return MatchAnalysis(record, rep, reports, judged, unjudged)

@@ -21,7 +21,8 @@ import random
 from .cards import ALL_CARDS, N_CARDS, cards_of
 from .greedy import greedy_move
 from .solver import HALF_POINTS_TOTAL, Solver, final_value
-from .state import STOP, RoundState
+from .state import RoundState
+from .value import move_key
 
 __all__ = ["move_key", "pimc_values", "pimc_world_values", "playout_value"]
 
@@ -35,11 +36,6 @@ def playout_value(state: RoundState, side: int, solver: Solver) -> int:
         return final_value(state, side, solver)
     v0 = 2 * state.points(0) + (1 if state.last_winner & 1 == 0 else 0)
     return v0 if side == 0 else HALF_POINTS_TOTAL - v0
-
-
-def move_key(move: int) -> int:
-    """The key that merges equivalent moves: the card's rank, or ``-1`` for stop."""
-    return -1 if move == STOP else move >> 2
 
 
 def pimc_world_values(
