@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import unicodedata
 
 from fastapi.testclient import TestClient
 from hypothesis import assume, given, settings
@@ -18,8 +19,10 @@ from sedma_elo.service.payload import MatchIn, Submission, submission_from_paylo
 
 VERSION = VersionInfo(3, "reference \u00e9dition", REFERENCE_RULES, True, "2026-11-29T12:00:00Z")
 IDS = st.text(
-    st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="/"), min_size=1, max_size=100
-).map(lambda s: f"p{s.strip()}")
+    st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp"), blacklist_characters="/"),
+    min_size=1,
+    max_size=100,
+).map(lambda s: unicodedata.normalize("NFC", f"p{s.strip()}"))
 COUNTS = st.builds(
     PlayerStats,
     st.integers(0, 1_000_000),

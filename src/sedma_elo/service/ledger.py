@@ -39,6 +39,7 @@ from ..core._jsontext import json_scalar, json_string
 from ..core.engine import RatingResult
 from ..core.explain import change_to_dict, change_to_json
 from ..core.fold import RatingState
+from ..core.ids import check_id_prefix
 from ..core.model import Match
 from ..core.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, Rules, rules_from_toml
 from ..errors import ConflictError, NotFoundError, SedmaEloError, ValidationError
@@ -854,11 +855,11 @@ class Ledger:
         the database's own collation); each id is still checked again.
 
         Raises:
-            ValidationError: ``prefix`` empty, longer than 128 characters or holding control
-                characters or ``/``; ``limit`` out of range.
+            ValidationError: ``prefix`` empty, longer than 128 characters or holding a character
+                the id rule refuses (:func:`~sedma_elo.core.ids.check_id_prefix`); ``limit`` out
+                of range.
         """
-        if not prefix or len(prefix) > 128 or any(c == "/" or ord(c) < 0x20 or c == "\x7f" for c in prefix):
-            raise ValidationError("prefix", "must be 1 to 128 characters, without control characters or '/'")
+        prefix = check_id_prefix("prefix", prefix)
         if isinstance(limit, bool) or not 1 <= limit <= MAX_RECENT:
             raise ValidationError("limit", f"must be within [1, {MAX_RECENT}]")
         rows = self.db.query(
