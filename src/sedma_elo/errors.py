@@ -12,6 +12,7 @@
     +-- AuthError                   a missing or wrong API key
     |   +-- PermissionDeniedError   a valid key without the needed scope
     +-- RateLimitError              a key sent more requests than its rate limit allows
+    +-- DatabaseError               the database does not exist or cannot be reached
 
 Only the API edge maps these to HTTP status codes; the library never imports the web layer.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 __all__ = [
     "AuthError",
     "ConflictError",
+    "DatabaseError",
     "GameRecordError",
     "HistoryError",
     "NotFoundError",
@@ -82,6 +84,10 @@ class AuthError(SedmaEloError):
 
 class PermissionDeniedError(AuthError):
     """A valid API key whose scope does not allow the request."""
+
+
+class DatabaseError(SedmaEloError):
+    """The database named by a URL does not exist, cannot be created or cannot be reached."""
 
 
 class RateLimitError(SedmaEloError):

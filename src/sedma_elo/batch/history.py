@@ -283,7 +283,8 @@ def write_matches(path: str | Path, matches: Iterable[Match]) -> None:
     atomically, so a failed write leaves any old file as it was.
 
     Raises:
-        HistoryError: a match cannot be written (``line`` is the line it would have had).
+        HistoryError: a match cannot be written (``line`` is the line it would have had), or the
+            file cannot be (field ``(file)``: a missing or read-only folder, a full disk...).
     """
     target = Path(path)
     name = target.name.lower()
@@ -360,11 +361,17 @@ def _jsonl_text(matches: Sequence[Match]) -> str:
 
 def _write_atomic(target: Path, body: bytes) -> None:
     directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    except OSError as exc:
+        raise HistoryError("(file)", f"cannot write {target}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(body)
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise HistoryError("(file)", f"cannot write {target}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
