@@ -9,10 +9,10 @@
     |   +-- GameRecordError         a game record is malformed or illegal
     +-- ConflictError               the same id was used for different content
     +-- NotFoundError               a requested player, match or version is unknown
+    +-- DatabaseError               the database does not exist or cannot be reached
     +-- AuthError                   a missing or wrong API key
     |   +-- PermissionDeniedError   a valid key without the needed scope
     +-- RateLimitError              a key sent more requests than its rate limit allows
-    +-- DatabaseError               the database does not exist or cannot be reached
 
 Only the API edge maps these to HTTP status codes; the library never imports the web layer.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import socket
 from pathlib import Path
@@ -117,3 +118,24 @@ def test_ratings_rerate_takes_rules_option_or_argument(tmp_path: Path) -> None:
     assert by_option.exit_code == 0 and by_argument.exit_code == 0, by_option.output + by_argument.output
     neither = runner.invoke(app, ["ratings", "rerate", "--database-url", url])
     assert neither.exit_code == 2 and neither.stderr.startswith("error: --rules: is required")
+
+
+def test_void_finds_a_match_by_either_spelling_of_its_id(tmp_path: Path) -> None:
+    """void normalises its MATCH_ID like every id: the NFD spelling voids the match stored in NFC."""
+    history = tmp_path / "h.jsonl"
+    record = {c: 0 for c in ("bad_moves_a", "bad_moves_b", "won_by_16_a", "won_by_16_b")}
+    record |= {c: 0 for c in ("won_by_24_a", "won_by_24_b", "won_by_4_and_last_a", "won_by_4_and_last_b")}
+    record |= {
+        "match_id": "r\u00e9-1",
+        "played_at": "2024-01-01",
+        "player_a": "a",
+        "player_b": "b",
+        "winner": "a",
+    }
+    history.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    assert runner.invoke(app, ["import", str(history), "--database-url", url]).exit_code == 0
+    result = runner.invoke(app, ["void", "re\u0301-1", "--database-url", url])
+    assert result.exit_code == 0, result.output
+    refused = runner.invoke(app, ["void", "m\u202e1", "--database-url", url])
+    assert refused.exit_code == 2 and refused.stderr.startswith("error: match_id: must not contain")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-import unicodedata
 
 from fastapi.testclient import TestClient
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sedma_elo.core.engine import RatingResult, rate
+from sedma_elo.core.ids import normalize_id
 from sedma_elo.core.model import PlayerStats
 from sedma_elo.core.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, BonusRule, Rules
 from sedma_elo.service import ServiceSettings, create_app
@@ -22,7 +22,7 @@ IDS = st.text(
     st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp"), blacklist_characters="/"),
     min_size=1,
     max_size=100,
-).map(lambda s: unicodedata.normalize("NFC", f"p{s.strip()}"))
+).map(lambda s: normalize_id(f"p{s.strip()}"))
 COUNTS = st.builds(
     PlayerStats,
     st.integers(0, 1_000_000),

@@ -178,7 +178,7 @@ def play_command(
 
 @app.command("league")
 def league_command(
-    out_arg: Annotated[
+    out: Annotated[
         Path | None,
         typer.Argument(
             help="The match-history CSV to write (gzipped when it ends in .gz); or --out.",
@@ -186,7 +186,9 @@ def league_command(
             show_default=False,
         ),
     ] = None,
-    out: OutOption = None,
+    out_option: Annotated[
+        Path | None, typer.Option("--out", metavar="FILE", help="The file to write (instead of OUT).")
+    ] = None,
     matches: Annotated[int, typer.Option(help="Number of matches.")] = 10_000,
     seed: Annotated[int, typer.Option(help="Master seed: the whole league follows from it.")] = 0,
     sampling_share: Annotated[
@@ -201,8 +203,8 @@ def league_command(
 ) -> None:
     """Run a league of bots of graded strength and write its match history in the project's CSV format."""
     with user_errors():
-        target = one_path(("OUT", out_arg), ("--out", out))
-        assert target is not None
+        out = one_path(("OUT", out), ("--out", out_option))
+        assert out is not None
     try:
         config = LeagueConfig(
             matches=matches,
@@ -217,5 +219,5 @@ def league_command(
     columns = (TextColumn("league"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True) as progress:
         task = progress.add_task("league", total=matches)
-        n = write_history_csv(target, run_league(config, lambda done: progress.update(task, completed=done)))
-    console.print(f"{n} matches written to {target}")
+        n = write_history_csv(out, run_league(config, lambda done: progress.update(task, completed=done)))
+    console.print(f"{n} matches written to {out}")

@@ -72,6 +72,13 @@ def _ledger(url: str | None, *, create: bool = False) -> Iterator[Ledger]:
         ledger.db.dispose()
 
 
+def _create_database(url: str | None) -> None:
+    """Create the database (a SQLite file) and its schema if they do not exist yet."""
+    from ..storage.database import open_checked
+
+    open_checked(url, create=True).dispose()
+
+
 class Scope(StrEnum):
     """What a key may do."""
 
@@ -90,11 +97,11 @@ def serve(
         bool,
         typer.Option("--demo", help="Import the demo history, create a write key and print a curl example."),
     ] = False,
-    access_log: Annotated[bool, typer.Option("--access-log", help="Log every request.")] = False,
     create: Annotated[
         bool,
         typer.Option("--create", help="Create the SQLite database file if it does not exist (--demo does)."),
     ] = False,
+    access_log: Annotated[bool, typer.Option("--access-log", help="Log every request.")] = False,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs) until interrupted."""
     import uvicorn
@@ -110,8 +117,10 @@ def serve(
         settings.check_secure()
     except (SedmaEloError, ValueError) as exc:
         raise fail(exc) from exc
+    if create or demo:  # else a SQLite file that does not exist is refused just below
+        _create_database(settings.database_url)
     # Migrate and create the first version once, before any worker process starts.
-    with user_errors(), _ledger(settings.database_url, create=create or demo):
+    with _ledger(settings.database_url):
         pass
     if demo:
         _prepare_demo(settings.database_url, host, port)
@@ -136,7 +145,8 @@ def _prepare_demo(url: str | None, host: str, port: int) -> None:
     from ..service.demo import bundled_sample, demo_matches
     from ..service.keys import create_key
 
-    with _ledger(url, create=True) as ledger:
+    _create_database(url)
+    with _ledger(url) as ledger:
         if ledger.ledger_size() == 0:
             sample = bundled_sample()
             matches = read_matches(sample)[0] if sample is not None else demo_matches()
@@ -290,7 +300,10 @@ def void(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Void a match: its effects and everything after it are recomputed from the ledger."""
+    from ..core.ids import check_id
+
     try:
+        match_id = check_id("match_id", match_id)
         with _ledger(database_url) as ledger:
             ledger.void(match_id, reason)
     except SedmaEloError as exc:
@@ -303,10 +316,8 @@ def void(
 def db_upgrade(database_url: DatabaseUrl = None) -> None:
     """Create or upgrade the schema to the newest migration (safe to repeat)."""
     from ..storage import normalize_url
-    from ..storage.database import open_checked
 
-    with user_errors():
-        open_checked(database_url, create=True).dispose()
+    _create_database(database_url)
     console.print(f"Schema of {normalize_url(database_url).split('@')[-1]} is up to date.")
 
 
