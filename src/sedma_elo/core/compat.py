@@ -41,16 +41,15 @@ def calculate_new_ratings(
         raise ValidationError("player_a_won", f"must be a bool, got {type(player_a_won).__name__}")
     # Errors are renamed to the C# argument names (bad_moves_a, rating_b...), so that they say
     # which player's value is wrong; the checks themselves are the model's, on the good path free.
-    stats = []
-    for side, counts in (
-        ("a", (bad_moves_a, won_by_16_a, won_by_24_a, won_by_4_and_last_a)),
-        ("b", (bad_moves_b, won_by_16_b, won_by_24_b, won_by_4_and_last_b)),
-    ):
-        try:
-            stats.append(PlayerStats(*counts))
-        except ValidationError as exc:
-            raise ValidationError(f"{exc.field}_{side}", exc.reason) from None
-    match = Match.single(_A, _B, "a" if player_a_won else "b", stats[0], stats[1])
+    try:
+        stats_a = PlayerStats(bad_moves_a, won_by_16_a, won_by_24_a, won_by_4_and_last_a)
+    except ValidationError as exc:
+        raise ValidationError(f"{exc.field}_a", exc.reason) from None
+    try:
+        stats_b = PlayerStats(bad_moves_b, won_by_16_b, won_by_24_b, won_by_4_and_last_b)
+    except ValidationError as exc:
+        raise ValidationError(f"{exc.field}_b", exc.reason) from None
+    match = Match.single(_A, _B, "a" if player_a_won else "b", stats_a, stats_b)
     try:
         result = rate(match, {_A: rating_a, _B: rating_b}, REFERENCE_RULES)
     except ValidationError as exc:

@@ -179,13 +179,16 @@ class Match:
         for side, team in (("team_a", self.team_a), ("team_b", self.team_b)):
             if not isinstance(team, tuple) or not 1 <= len(team) <= 2:
                 raise ValidationError(side, "must be a tuple of one or two player ids")
-            ids = tuple(map(check_id, _ID_FIELDS[side, len(team)], team))
-            if ids != team:
-                object.__setattr__(self, side, ids)
+            fields = _ID_FIELDS[side, len(team)]
+            for i, pid in enumerate(team):
+                if check_id(fields[i], pid) is not pid:  # not NFC (rare): store the NFC tuple
+                    object.__setattr__(self, side, tuple(map(check_id, fields, team)))
+                    break
         if len(self.team_a) != len(self.team_b):
             raise ValidationError("team_b", f"must have as many players as team_a ({len(self.team_a)})")
         everyone = self.team_a + self.team_b
-        if len(set(everyone)) != len(everyone):
+        distinct = set(everyone)
+        if len(distinct) != len(everyone):
             if len(everyone) == 2:
                 raise ValidationError("player_b", "a player cannot play against themself")
             raise ValidationError("team_b", "every player of a match must be distinct")
@@ -193,7 +196,7 @@ class Match:
             raise ValidationError("winner", f"must be one of 'a', 'b', 'draw', got {self.winner!r}")
         if not isinstance(self.stats, Mapping):
             raise ValidationError("stats", "must be a mapping of player id to PlayerStats")
-        if any(pid not in everyone for pid in self.stats):
+        if not distinct.issuperset(self.stats):
             self._normalize_stats_keys(everyone)
         for pid, st in self.stats.items():
             if not isinstance(st, PlayerStats):
@@ -202,8 +205,8 @@ class Match:
             match_id = check_id("match_id", self.match_id)
             if match_id != self.match_id:
                 object.__setattr__(self, "match_id", match_id)
-        if self.played_at is not None:
-            check_played_at("played_at", self.played_at)
+        if isinstance(self.played_at, datetime) and self.played_at.tzinfo is not None:
+            check_played_at("played_at", self.played_at)  # an aware time needs a UTC equivalent
 
     def _normalize_stats_keys(self, everyone: tuple[str, ...]) -> None:
         stats: dict[str, PlayerStats] = {}
