@@ -9,6 +9,7 @@
     |   +-- GameRecordError         a game record is malformed or illegal
     +-- ConflictError               the same id was used for different content
     +-- NotFoundError               a requested player, match or version is unknown
+    +-- DatabaseError               the database does not exist or cannot be reached
     +-- AuthError                   a missing or wrong API key
     |   +-- PermissionDeniedError   a valid key without the needed scope
     +-- RateLimitError              a key sent more requests than its rate limit allows
@@ -22,6 +23,7 @@ from __future__ import annotations
 __all__ = [
     "AuthError",
     "ConflictError",
+    "DatabaseError",
     "GameRecordError",
     "HistoryError",
     "NotFoundError",
@@ -84,6 +86,10 @@ class AuthError(SedmaEloError):
 
 class PermissionDeniedError(AuthError):
     """A valid API key whose scope does not allow the request."""
+
+
+class DatabaseError(SedmaEloError):
+    """The database named by a URL does not exist, cannot be created or cannot be reached."""
 
 
 class RateLimitError(SedmaEloError):

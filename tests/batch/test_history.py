@@ -155,8 +155,10 @@ def test_wrong_field_count_is_a_row_error(tmp_path: Path) -> None:
 
 def test_line_numbers_count_physical_lines(tmp_path: Path) -> None:
     """A quoted field spanning two lines shifts the line numbers of the rows after it."""
+    # A line break is refused in an id, so the spanning row is bad too; the second is on line 4.
     rows = ['"m\n1",2024-01-01,ann,bob,a,0,0,0,0,0,0,0,0', "m2,2024-01-01,ann,bob,x,0,0,0,0,0,0,0,0"]
-    assert _error(_csv(tmp_path, rows)).line == 4
+    _, errors = read_matches(_csv(tmp_path, rows), skip_bad=True)
+    assert [(e.line, e.field) for e in errors] == [(2, "match_id"), (4, "winner")]
 
 
 def test_skip_bad_keeps_good_rows_and_reports(tmp_path: Path) -> None:
@@ -369,3 +371,86 @@ def test_first_error_wins_whatever_its_kind(tmp_path: Path) -> None:
     ]
     err = _error(_csv(tmp_path, rows))
     assert (err.field, err.line) == ("match_id", 4)
+
+
+# ---------------------------------------------------------------------------- the id rule
+@pytest.mark.parametrize(
+    ("column", "value", "reason"),
+    [
+        ("player_a", "team/alice", "must not contain '/'"),
+        ("player_b", "bob\u202e", "U+202E"),
+        ("player_b", "bob\u0085x", "U+0085"),
+        ("match_id", "m\u200b9", "U+200B"),
+        ("match_id", "\ufeffm9", "U+FEFF"),
+        ("player_a", "ann ", "must not start or end with whitespace"),
+        ("match_id", "m 9 ", "must not start or end with whitespace"),
+        ("match_id", "m\t9", "U+0009"),
+    ],
+)
+def test_csv_ids_follow_the_id_rule(tmp_path: Path, column: str, value: str, reason: str) -> None:
+    """Ids in a CSV are refused as the API refuses them, naming the column and the line."""
+    row = dict(zip(COLUMNS, GOOD_ROWS[1].split(","), strict=True))
+    row[column] = value
+    err = _error(_csv(tmp_path, [GOOD_ROWS[0], ",".join(row.values())]))
+    assert (err.field, err.line) == (column, 3)
+    assert reason in err.reason
+
+
+def test_csv_nfd_and_nfc_spellings_are_one_player(tmp_path: Path) -> None:
+    """'José' written precomposed on one row and decomposed on another is one player in NFC."""
+    rows = ["m1,2024-01-01,Jos\u00e9,bob,a,0,0,0,0,0,0,0,0", "m2,2024-01-02,Jose\u0301,cyd,a,0,0,0,0,0,0,0,0"]
+    arrays, _ = load_history(_csv(tmp_path, rows))
+    assert arrays.player_ids == ["Jos\u00e9", "bob", "cyd"]
+    assert arrays.player_a.tolist() == [0, 0]
+
+
+def test_csv_nfd_spelling_against_nfc_is_self_play(tmp_path: Path) -> None:
+    """A row of 'José' (NFC) against 'José' (NFD) is a player against themself, not two players."""
+    err = _error(_csv(tmp_path, ["m1,2024-01-01,Jos\u00e9,Jose\u0301,a,0,0,0,0,0,0,0,0"]))
+    assert (err.field, err.line) == ("player_b", 2)
+
+
+def test_csv_nfd_and_nfc_match_ids_are_duplicates(tmp_path: Path) -> None:
+    """Match ids are normalised too: the two spellings of one id are a duplicate."""
+    rows = ["r\u00e9,2024-01-01,ann,bob,a,0,0,0,0,0,0,0,0", "re\u0301,2024-01-02,ann,bob,a,0,0,0,0,0,0,0,0"]
+    err = _error(_csv(tmp_path, rows))
+    assert (err.field, err.line) == ("match_id", 3)
+
+
+def test_fast_path_leaves_control_bytes_to_the_general_reader(tmp_path: Path) -> None:
+    """An ASCII file with a control byte or '/' is not taken by the compiled path, which cannot explain it."""
+    for n, text in enumerate(("m\x019", "m/9")):
+        path = _csv(tmp_path, [*GOOD_ROWS[:2], GOOD_ROWS[2].replace("m3", text)], name=f"c{n}.csv")
+        assert history_module._fast_csv(path.read_bytes(), True) is None
+        assert (_error(path).field, _error(path).line) == ("match_id", 4)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"player_a": "team/alice"}, "player_a"),
+        ({"player_b": "bob\u2028"}, "player_b"),
+        ({"match_id": "j\u009b2"}, "match_id"),
+    ],
+)
+def test_jsonl_ids_follow_the_id_rule(tmp_path: Path, changes: dict[str, object], field: str) -> None:
+    """A JSON Lines id is checked by the same rule as a CSV id."""
+    record = _flat("j2")
+    record.update(changes)
+    err = _error(_jsonl(tmp_path, [_flat("j1"), record]))
+    assert (err.field, err.line) == (field, 2)
+
+
+def test_jsonl_team_member_is_checked_and_normalised(tmp_path: Path) -> None:
+    """A team member with a BOM is refused as team_a[1]; an NFD member is read in NFC."""
+    record = {"match_id": "t1", "played_at": "2024-01-01", "team_b": ["b1", "b2"], "winner": "a"}
+    bad = _jsonl(tmp_path, [{**record, "team_a": ["a1", "\ufeffa2"]}])
+    assert (_error(bad).field, _error(bad).line) == ("team_a[1]", 1)
+    good = _jsonl(tmp_path, [{**record, "team_a": ["a1", "Jose\u0301"]}], name="g.jsonl")
+    assert read_matches(good)[0][0].team_a == ("a1", "Jos\u00e9")
+
+
+def test_time_without_a_utc_equivalent_is_refused(tmp_path: Path) -> None:
+    """A played_at that is valid ISO 8601 but before year 1 in UTC is a row error, not a crash later."""
+    err = _error(_csv(tmp_path, ["m1,0001-01-01T00:00:00+00:01,ann,bob,a,0,0,0,0,0,0,0,0"]))
+    assert (err.field, err.line) == ("played_at", 2)

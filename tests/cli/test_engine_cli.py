@@ -91,7 +91,10 @@ def test_rate_with_rules_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["rate", "--player-a", "alice", "--player-b", "bob", "--winner", "c"], "--winner: must be one of"),
+        (
+            ["rate", "--player-a", "alice", "--player-b", "bob", "--winner", "c"],
+            "'--winner': 'c' is not one of 'a', 'b', 'draw'",
+        ),
         (["rate", "--player-a", "alice", "--player-b", "bob"], "--winner: is required"),
         (["rate", "--player-b", "bob", "--winner", "a"], "--player-a: is required"),
         ([*FLAGS[:7], "--a-16", "-1"], "--a-16: must be >= 0"),

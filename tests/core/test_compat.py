@@ -36,3 +36,30 @@ def test_bool_required_for_player_a_won() -> None:
     """An int where the C# method takes a bool is refused, naming the field."""
     with pytest.raises(ValueError, match="player_a_won"):
         calculate_new_ratings(1000, 1000, 1, 0, 0, 0, 0, 0, 0, 0, 0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("position", "name"),
+    [
+        (3, "bad_moves_a"),
+        (4, "bad_moves_b"),
+        (5, "won_by_16_a"),
+        (6, "won_by_16_b"),
+        (7, "won_by_24_a"),
+        (8, "won_by_24_b"),
+        (9, "won_by_4_and_last_a"),
+        (10, "won_by_4_and_last_b"),
+    ],
+)
+def test_negative_count_names_the_argument(position: int, name: str) -> None:
+    """A negative count is refused under its C# argument name, so the player is known."""
+    args: list[object] = [1000, 1000, True, 0, 0, 0, 0, 0, 0, 0, 0]
+    args[position] = -1
+    with pytest.raises(ValueError, match=rf"^{name}: must be >= 0, got -1$"):
+        calculate_new_ratings(*args)  # type: ignore[arg-type]
+
+
+def test_rating_out_of_range_names_the_argument() -> None:
+    """A rating outside the engine's range is refused as rating_a or rating_b, not by an internal id."""
+    with pytest.raises(ValueError, match=r"^rating_b: must be within"):
+        calculate_new_ratings(1000, 10**9, True, 0, 0, 0, 0, 0, 0, 0, 0)

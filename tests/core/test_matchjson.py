@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -82,8 +83,17 @@ def test_plain_date_is_midnight() -> None:
     assert match_from_json(_single(played_at="2026-03-01")).played_at == datetime(2026, 3, 1)
 
 
-ids = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=10).filter(
-    lambda s: not s.isspace()
+#: Ids the id rule accepts: no control, format or separator character, no "/", not blank at the edges.
+ids = (
+    st.text(
+        st.characters(
+            codec="utf-8", exclude_categories=("Cc", "Cf", "Cs", "Zl", "Zp"), exclude_characters="/"
+        ),
+        min_size=1,
+        max_size=10,
+    )
+    .map(lambda s: unicodedata.normalize("NFC", s.strip()))
+    .filter(bool)
 )
 counts = st.integers(0, 1_000_000)
 stats_objects = st.builds(PlayerStats, counts, counts, counts, counts)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -108,3 +110,32 @@ def test_stats_of_a_stranger_are_refused() -> None:
 def test_missing_stats_are_zero() -> None:
     """A player without statistics has all counts 0."""
     assert Match.single("alice", "bob", "a").stats_of("bob") == PlayerStats()
+
+
+def test_nfd_and_nfc_spellings_are_one_player() -> None:
+    """'José' in NFD against 'José' in NFC is one player against themself, not two players."""
+    with _raises("player_b") as info:
+        Match.single("Jose\u0301", "Jos\u00e9", "a")
+    assert "against themself" in str(info.value)
+
+
+def test_match_ids_and_stats_keys_are_normalised_to_nfc() -> None:
+    """The match holds NFC ids; stats keyed by the NFD spelling belong to the NFC player."""
+    match = Match(("Jose\u0301",), ("bob",), "a", {"Jose\u0301": PlayerStats(won_by_16=1)}, "r\u00e9-1\u0301")
+    assert match.team_a == ("Jos\u00e9",)
+    assert match.stats_of("Jos\u00e9") == PlayerStats(won_by_16=1)
+    assert match.match_id == unicodedata.normalize("NFC", "r\u00e9-1\u0301")
+
+
+@pytest.mark.parametrize("pid", ["team/alice", "ali\u202ece", "ali\u0085ce", "\ufeffalice", " alice"])
+def test_match_refuses_what_the_id_rule_refuses(pid: str) -> None:
+    """The engine's Match applies the one id rule: '/', controls, format characters, edge blanks."""
+    with _raises("player_a"):
+        Match.single(pid, "bob", "a")
+
+
+def test_aware_time_without_a_utc_equivalent_is_refused() -> None:
+    """A played_at whose UTC time falls before year 1 is refused, naming played_at."""
+    early = datetime(1, 1, 1, tzinfo=timezone(timedelta(minutes=1)))
+    with _raises("played_at"):
+        Match.single("alice", "bob", "a", played_at=early)

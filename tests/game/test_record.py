@@ -169,6 +169,10 @@ def test_unfinished_match_is_refused() -> None:
         (lambda d: d.update(format="other"), "format"),
         (lambda d: d.update(players=["ann"]), "players"),
         (lambda d: d.update(players=["ann", "ann"]), "players"),
+        (lambda d: d.update(players=["ann", "Jose\u0301"], match_id="m\u2028"), "match_id"),
+        (lambda d: d.update(players=["ann", "bob\u202e"]), "players[1]"),
+        (lambda d: d.update(players=["ann", "team/bob"]), "players[1]"),
+        (lambda d: d.update(players=["Jos\u00e9", "Jose\u0301"]), "players"),
         (lambda d: d.update(seed=-1), "seed"),
         (lambda d: d.update(extra=1), "extra"),
         (lambda d: d.update(played_at="yesterday"), "played_at"),
@@ -186,3 +190,13 @@ def test_structural_errors_name_the_field(mutate: Any, field: str) -> None:
     mutate(data)
     err = _error(json.loads(json.dumps(data)))
     assert err.field == field
+
+
+def test_player_ids_are_normalised_to_nfc() -> None:
+    """A record's player ids and match id are held in NFC, as everywhere else ids enter."""
+    data = _record_dict()
+    data["players"] = ["Jose\u0301", "bob"]
+    data["match_id"] = "m\u0301"
+    record = parse_record(data)
+    assert record.players == ("Jos\u00e9", "bob")
+    assert record.match_id == "\u1e3f"  # LATIN SMALL LETTER M WITH ACUTE

@@ -8,6 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sedma_elo.core.engine import RatingResult, rate
+from sedma_elo.core.ids import normalize_id
 from sedma_elo.core.model import PlayerStats
 from sedma_elo.core.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, BonusRule, Rules
 from sedma_elo.service.ledger import Ledger, VersionInfo
@@ -16,8 +17,10 @@ from sedma_elo.service.payload import MatchIn, Submission, submission_from_paylo
 
 VERSION = VersionInfo(3, "reference \u00e9dition", REFERENCE_RULES, True, "2026-11-29T12:00:00Z")
 IDS = st.text(
-    st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="/"), min_size=1, max_size=100
-).map(lambda s: f"p{s.strip()}")
+    st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp"), blacklist_characters="/"),
+    min_size=1,
+    max_size=100,
+).map(lambda s: normalize_id(f"p{s.strip()}"))
 COUNTS = st.builds(
     PlayerStats,
     st.integers(0, 1_000_000),

@@ -20,7 +20,8 @@ def scan(buf, width, n_hashed, max_count):  # type: ignore[no-untyped-def]
     Returns ``(ok, starts, ends, hashes, winners, counts)``: field offsets ``(n, width)``, FNV-1a
     hashes of the first ``n_hashed`` fields, winner codes of field ``n_hashed`` and the count
     fields after it. ``ok`` is False on any irregularity (wrong field count, a count that is not
-    1 to 7 digits or is above ``max_count``, an unknown winner, a carriage return or a quote).
+    1 to 7 digits or is above ``max_count``, an unknown winner, a carriage return, a quote, a
+    control byte or a ``/``).
     """
     n = 0
     for i in range(buf.size):
@@ -93,6 +94,9 @@ def scan(buf, width, n_hashed, max_count):  # type: ignore[no-untyped-def]
                 field += 1
             start = i + 1
         elif c == 34:
+            return False, starts, ends, hashes, winners, counts
+        elif c < 32 or c == 127 or c == 47:
+            # A control byte or "/" in any field: refused in ids, never valid in the other fields.
             return False, starts, ends, hashes, winners, counts
         else:
             h = (h ^ np.uint64(c)) * _FNV_PRIME

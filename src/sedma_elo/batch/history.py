@@ -13,11 +13,13 @@ and the format from the content (a JSON Lines file starts with ``{``), so the fi
 matter for reading.
 
 Validation, the same for every reader: counts are integers in ``[0, MAX_COUNT]`` (a CSV count is
-digits only: no sign, no decimal point, no ``true``, not empty), player ids are non-empty and at
-most 128 characters, no player plays against themself, ``winner`` is ``a``, ``b`` or ``draw``,
-``played_at`` is ISO 8601 (a date or a date and time), ``match_id`` is non-empty and unique within
-the file. A bad row raises :class:`~sedma_elo.errors.HistoryError` naming the field and the 1-based
-line (the CSV header is line 1). By default the first bad row (by line) is raised and nothing is
+digits only: no sign, no decimal point, no ``true``, not empty), player ids and match ids follow
+the id rule of :mod:`sedma_elo.core.ids` (normalised to NFC first; 1 to 128 characters; no ``/``,
+control or format character; no surrounding whitespace), no player plays against themself,
+``winner`` is ``a``, ``b`` or ``draw``, ``played_at`` is ISO 8601 (a date or a date and time, with
+a UTC equivalent), ``match_id`` is unique within the file. A bad row raises
+:class:`~sedma_elo.errors.HistoryError` naming the field and the 1-based line (the CSV header is
+line 1). By default the first bad row (by line) is raised and nothing is
 returned; with ``skip_bad=True`` bad rows are left out and returned as a list of errors instead.
 Problems with the file itself (unreadable, not gzip, not UTF-8, bad header) are always raised.
 """
@@ -41,7 +43,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core.model import MAX_COUNT, MAX_PLAYER_ID_LENGTH, STAT_FIELDS, Match, PlayerStats, check_count
+from ..core.ids import all_valid, check_id, id_problem, normalize_id
+from ..core.model import (
+    MAX_COUNT,
+    MAX_PLAYER_ID_LENGTH,
+    STAT_FIELDS,
+    Match,
+    PlayerStats,
+    check_count,
+    played_at_problem,
+)
 from ..errors import HistoryError, ValidationError
 
 __all__ = [
@@ -272,7 +283,8 @@ def write_matches(path: str | Path, matches: Iterable[Match]) -> None:
     atomically, so a failed write leaves any old file as it was.
 
     Raises:
-        HistoryError: a match cannot be written (``line`` is the line it would have had).
+        HistoryError: a match cannot be written (``line`` is the line it would have had), or the
+            file cannot be (field ``(file)``: a missing or read-only folder, a full disk...).
     """
     target = Path(path)
     name = target.name.lower()
@@ -349,11 +361,17 @@ def _jsonl_text(matches: Sequence[Match]) -> str:
 
 def _write_atomic(target: Path, body: bytes) -> None:
     directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    except OSError as exc:
+        raise HistoryError("(file)", f"cannot write {target}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(body)
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise HistoryError("(file)", f"cannot write {target}: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -386,23 +404,19 @@ def _as_text(raw: bytes) -> str:
 
 # ---------------------------------------------------------------------------- value checks
 # Each returns an error message, or None when the text is valid. They are applied to distinct
-# values only, so that a file of a million rows pays for a few thousand checks.
-def _id_problem(text: str) -> str | None:
-    if not text or text.isspace():
-        return "must not be empty"
-    if len(text) > MAX_PLAYER_ID_LENGTH:
-        return f"must be at most {MAX_PLAYER_ID_LENGTH} characters"
-    return None
+# values only, so that a file of a million rows pays for a few thousand checks. Ids are checked
+# by the one id rule (sedma_elo.core.ids) after NFC normalisation.
+_id_problem = id_problem
 
 
 def _when_problem(text: str) -> str | None:
     if not text:
         return "must not be empty"
     try:
-        datetime.fromisoformat(text)
+        when = datetime.fromisoformat(text)
     except ValueError:
         return f"must be an ISO 8601 date or date and time, got {text!r}"
-    return None
+    return played_at_problem(when)
 
 
 def _winner_problem(text: str) -> str | None:
@@ -601,12 +615,11 @@ def _fast_match_ids(
     length = ends - starts
     if length.min() < 1 or length.max() > MAX_PLAYER_ID_LENGTH:
         return None
-    ids = [text[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
-    # Only an id starting with whitespace can be all whitespace.
-    suspects = np.flatnonzero(np.isin(buf[starts], (9, 11, 12, 32)))
-    if any(_id_problem(ids[i]) is not None for i in suspects.tolist()):
+    # The scanner refused control bytes and "/" and the text is ASCII (so NFC): what is left of
+    # the id rule is the surrounding whitespace, which in ASCII can only be a space.
+    if np.any(buf[starts] == 32) or np.any(buf[ends - 1] == 32):
         return None
-    return ids
+    return [text[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
 
 
 def _fast_intern(
@@ -645,6 +658,8 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
     """Check every value (each distinct value once) and every row; build the arrays of good rows."""
     text, lines = columns.text, columns.lines
     n = len(lines)
+    for name in ("match_id", "player_a", "player_b"):
+        text[name] = _nfc_column(text[name])
     rows = _Rows(lines)
     parsed_counts: dict[str, dict[str, int]] = {}
     distinct = {name: set(text[name]) for name in _TEXT_CHECKS}
@@ -653,7 +668,7 @@ def _validate_columns(columns: _Columns, skip_bad: bool) -> tuple[HistoryArrays,
             check = _TEXT_CHECKS[name]
             seen = distinct[name]
             problems = {}
-            if check is not _id_problem or not _all_ids_plain(seen):
+            if check is not _id_problem or not all_valid(seen):
                 problems = {v: p for v in seen if (p := check(v)) is not None}
         else:
             values = {v: _count_value(v) for v in set(text[name])}
@@ -720,15 +735,12 @@ def _first_seen_ids(col_a: Sequence[str], col_b: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(chain.from_iterable(zip(col_a, col_b, strict=True))))
 
 
-def _all_ids_plain(values: set[str]) -> bool:
-    """True when no id can fail :func:`_id_problem` (checked with C-speed builtins only)."""
-    if not values:
-        return True
-    return (
-        min(map(len, values)) >= 1
-        and max(map(len, values)) <= MAX_PLAYER_ID_LENGTH
-        and not any(map(str.isspace, values))
-    )
+def _nfc_column(values: list[str]) -> list[str]:
+    """``values`` with every id in Unicode NFC (the same list when all are ASCII)."""
+    if "".join(values).isascii():
+        return values
+    normal = {v: normalize_id(v) for v in set(values)}
+    return [normal[v] for v in values]
 
 
 # ---------------------------------------------------------------------------- JSON Lines
@@ -791,7 +803,7 @@ def _flat_match(record: dict[str, Any]) -> Match:
             raise HistoryError(key, "missing field")
     texts = {key: _json_text(key, record[key]) for key in COLUMNS[:5]}
     for key in ("match_id", "player_a", "player_b"):
-        _raise_if(key, _id_problem(texts[key]))
+        texts[key] = check_id(key, texts[key])
     _raise_if("played_at", _when_problem(texts["played_at"]))
     _raise_if("winner", _winner_problem(texts["winner"]))
     counts = [_json_count(key, record[key]) for key in COUNT_COLUMNS]
@@ -814,7 +826,7 @@ def _team_match(record: dict[str, Any]) -> Match:
         if key not in record:
             raise HistoryError(key, "missing field")
     texts = {key: _json_text(key, record[key]) for key in ("match_id", "played_at", "winner")}
-    _raise_if("match_id", _id_problem(texts["match_id"]))
+    texts["match_id"] = check_id("match_id", texts["match_id"])
     _raise_if("played_at", _when_problem(texts["played_at"]))
     _raise_if("winner", _winner_problem(texts["winner"]))
     teams = []
@@ -822,9 +834,7 @@ def _team_match(record: dict[str, Any]) -> Match:
         members = record[side]
         if not isinstance(members, list):
             raise HistoryError(side, "must be a list of one or two player ids")
-        for i, pid in enumerate(members):
-            _raise_if(f"{side}[{i}]", _id_problem(_json_text(f"{side}[{i}]", pid)))
-        teams.append(tuple(members))
+        teams.append(tuple(check_id(f"{side}[{i}]", pid) for i, pid in enumerate(members)))
     raw_stats = record.get("stats", {})
     if not isinstance(raw_stats, dict):
         raise HistoryError("stats", "must be an object mapping player id to counts")

@@ -37,16 +37,13 @@ from ..core.rules import REFERENCE_RULES, Rules, load_rules
 from ..errors import ValidationError
 from . import app
 from .errors import user_errors
+from .options import RulesOption, SkipBad, one_path
 
 console = Console()
 err_console = Console(stderr=True)
 
 HistoryArg = Annotated[
     Path, typer.Argument(help="Match-history file (CSV, gzipped or not, or JSON Lines), oldest match first.")
-]
-RulesOpt = Annotated[
-    Path | None,
-    typer.Option("--rules", help="Rules TOML file (default: the reference rules of the seed post)."),
 ]
 TestOpt = Annotated[
     float, typer.Option("--test-fraction", help="Share of the last matches scored (test window).")
@@ -59,12 +56,11 @@ LimitOpt = Annotated[
     int | None,
     typer.Option("--limit", help="Use only the first N matches of the file (quick looks; not for results)."),
 ]
-SkipOpt = Annotated[
-    bool,
-    typer.Option(
-        "--skip-bad", help="Leave out bad rows (each reported on stderr) instead of stopping at the first."
-    ),
+#: The run as JSON (input of `report`); ``--save`` is its old spelling, still accepted.
+RunOut = Annotated[
+    Path | None, typer.Option("--out", metavar="FILE", help="Write the run as JSON (input of `report`).")
 ]
+SaveAlias = Annotated[Path | None, typer.Option("--save", hidden=True)]
 
 
 def _load(path: Path, skip_bad: bool, limit: int | None) -> MatchTable:
@@ -124,7 +120,7 @@ def _print_details(result: SystemResult) -> None:
 @app.command("backtest")
 def backtest_command(
     history: HistoryArg,
-    rules: RulesOpt = None,
+    rules: RulesOption = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of tables.")
     ] = False,
@@ -161,16 +157,16 @@ def backtest_command(
     test_fraction: TestOpt = 0.3,
     valid_fraction: ValidOpt = 0.2,
     limit: LimitOpt = None,
-    skip_bad: SkipOpt = False,
+    skip_bad: SkipBad = False,
     plots: Annotated[
         Path | None, typer.Option("--plots", help="Directory to write calibration.png and ratings.png into.")
     ] = None,
-    save: Annotated[
-        Path | None, typer.Option("--save", help="Write the run as JSON (input of `report`).")
-    ] = None,
+    out: RunOut = None,
+    save: SaveAlias = None,
 ) -> None:
     """Chronological backtest: predict each match from the ratings before it, score the last 30%."""
     with user_errors():
+        save = one_path(("--save", save), ("--out", out), required=False)
         the_rules = load_rules(rules)
         table = _load(history, skip_bad, limit)
         split = chronological_split(len(table), test_fraction, valid_fraction)
@@ -219,10 +215,16 @@ def backtest_command(
 @app.command("tune")
 def tune_command(
     history: HistoryArg,
-    out: Annotated[Path, typer.Option("--out", help="Where to write the tuned rules (TOML).")],
+    out: Annotated[
+        Path, typer.Option("--out", metavar="FILE", help="Where to write the tuned rules (TOML).")
+    ],
     rules: Annotated[
         Path | None,
-        typer.Option("--rules", help="Starting rules (default: reference); unsearched values come from it."),
+        typer.Option(
+            "--rules",
+            metavar="FILE",
+            help="Starting rules (default: reference); unsearched values come from it.",
+        ),
     ] = None,
     trials: Annotated[
         int, typer.Option("--trials", help="Number of optuna trials to run (in this process).")
@@ -267,7 +269,7 @@ def tune_command(
     test_fraction: TestOpt = 0.3,
     valid_fraction: ValidOpt = 0.2,
     limit: LimitOpt = None,
-    skip_bad: SkipOpt = False,
+    skip_bad: SkipBad = False,
 ) -> None:
     """Search the rules' coefficients for a low validation log loss and fair ratings (optuna TPE).
 
@@ -375,7 +377,9 @@ def _front_table(rows: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> Tab
 def simulate_command(
     rules: Annotated[
         list[Path] | None,
-        typer.Option("--rules", help="A variant rules file to compare with the reference (repeatable)."),
+        typer.Option(
+            "--rules", metavar="FILE", help="A variant rules file to compare with the reference (repeatable)."
+        ),
     ] = None,
     players: Annotated[int, typer.Option("--players", help="Players in the league.")] = 200,
     founders: Annotated[
@@ -389,12 +393,12 @@ def simulate_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of a table.")
     ] = False,
-    save: Annotated[
-        Path | None, typer.Option("--save", help="Write the run as JSON (input of `report`).")
-    ] = None,
+    out: RunOut = None,
+    save: SaveAlias = None,
 ) -> None:
     """Simulate a league with hidden skills and measure each rule set: ranking, inflation, convergence."""
     with user_errors():
+        save = one_path(("--save", save), ("--out", out), required=False)
         league = League(players=players, founders=founders, matches=matches, seed=seed)
         rule_sets: list[Rules] = [REFERENCE_RULES, *(load_rules(p) for p in rules or [])]
         results = [simulate_league(league, r, tolerance=tolerance) for r in rule_sets]
@@ -436,7 +440,9 @@ def report_command(
     runs: Annotated[
         list[Path], typer.Argument(help="Runs saved by `backtest --save` and `simulate --save`.")
     ],
-    out: Annotated[Path, typer.Option("--out", help="The HTML file to write.")] = Path("report.html"),
+    out: Annotated[Path, typer.Option("--out", metavar="FILE", help="The HTML file to write.")] = Path(
+        "report.html"
+    ),
 ) -> None:
     """Write one self-contained HTML page (tables and embedded plots) from saved runs."""
     with user_errors():

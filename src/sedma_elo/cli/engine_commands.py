@@ -12,6 +12,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,6 +35,7 @@ from ..errors import ValidationError
 from ..i18n import check_language, localized_changes, translations
 from . import app
 from .errors import fail, user_errors
+from .options import OutOption, RulesOption, one_path
 
 console = Console()
 
@@ -56,10 +58,12 @@ def _read_text(path: str) -> str:
 
 
 # ---------------------------------------------------------------------------- rate
-RulesOption = Annotated[
-    Path | None,
-    typer.Option("--rules", metavar="FILE", help="Rules TOML file (default: the reference rules)."),
-]
+class WinnerChoice(StrEnum):
+    """Who won a match."""
+
+    a = "a"
+    b = "b"
+    draw = "draw"
 
 
 @app.command("rate")
@@ -72,7 +76,7 @@ def rate_command(
         list[str] | None,
         typer.Option("--player-b", help="Player id of side b; give it twice for a team of two."),
     ] = None,
-    winner: Annotated[str | None, typer.Option(help="Who won: a, b or draw.", metavar="a|b|draw")] = None,
+    winner: Annotated[WinnerChoice | None, typer.Option(help="Who won: a, b or draw.")] = None,
     rating_a: Annotated[
         list[int] | None,
         typer.Option(help="Rating of side a before the match, once per player (default: initial rating)."),
@@ -293,12 +297,16 @@ def _clamp(score: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------- rules
 @rules_app.command("show")
 def rules_show(
-    file: Annotated[
-        Path | None, typer.Argument(help="Rules TOML file (default: the reference rules).", metavar="[FILE]")
+    file_arg: Annotated[
+        Path | None,
+        typer.Argument(help="Rules TOML file (default: the reference rules); or --rules.", metavar="[FILE]"),
     ] = None,
+    rules_file: RulesOption = None,
     table: Annotated[bool, typer.Option("--table", help="Print a table instead of TOML.")] = False,
 ) -> None:
     """Print a rule set as TOML (or as a table with --table)."""
+    with user_errors():
+        file = one_path(("FILE", file_arg), ("--rules", rules_file), required=False)
     with user_errors(f"{file}: " if file else ""):
         rules = load_rules(file)
     if not table:
@@ -331,9 +339,15 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, str]
 
 @rules_app.command("check")
 def rules_check(
-    file: Annotated[Path, typer.Argument(help="Rules TOML file to validate.", metavar="FILE")],
+    file_arg: Annotated[
+        Path | None, typer.Argument(help="Rules TOML file to validate; or --rules.", metavar="[FILE]")
+    ] = None,
+    rules_file: RulesOption = None,
 ) -> None:
     """Validate a rules file: print OK, or the error naming the key (exit status 2)."""
+    with user_errors():
+        file = one_path(("FILE", file_arg), ("--rules", rules_file))
+        assert file is not None
     with user_errors(f"{file}: "):
         rules = load_rules(file)
     typer.echo(f"OK: {file} is valid rules {rules.label}")
@@ -341,10 +355,16 @@ def rules_check(
 
 @rules_app.command("init")
 def rules_init(
-    file: Annotated[Path, typer.Argument(help="Where to write the new rules file.", metavar="FILE")],
+    file_arg: Annotated[
+        Path | None, typer.Argument(help="Where to write the new rules file; or --out.", metavar="[FILE]")
+    ] = None,
+    out: OutOption = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
 ) -> None:
     """Write the reference rules as a commented TOML file to start a rule set from."""
+    with user_errors():
+        file = one_path(("FILE", file_arg), ("--out", out))
+        assert file is not None
     if file.exists() and not force:
         raise fail(f"{file} exists; use --force to overwrite it")
     try:

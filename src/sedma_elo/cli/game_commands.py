@@ -22,7 +22,8 @@ from ..game.league import BadMoveMode, LeagueConfig, bad_moves_by_bot, run_leagu
 from ..game.record import dumps_record, load_record
 from ..i18n import check_language, translations
 from . import app
-from .errors import fail
+from .errors import fail, user_errors
+from .options import OutOption, one_path
 
 console = Console()
 err_console = Console(stderr=True)
@@ -34,6 +35,14 @@ class JudgeChoice(StrEnum):
     all = "all"
     exact = "exact"
     none = "none"
+
+
+class BotChoice(StrEnum):
+    """The bots ``play`` can seat."""
+
+    random = "random"
+    greedy = "greedy"
+    sampling = "sampling"
 
 
 class BadMovesChoice(StrEnum):
@@ -181,30 +190,47 @@ def analyze_command(
 
 @app.command("play")
 def play_command(
-    out: Annotated[Path, typer.Argument(help="Where to write the game record (JSON).")],
-    bot_a: Annotated[str, typer.Option(help="Seat 0's bot: random, greedy or sampling.")] = "greedy",
-    bot_b: Annotated[str, typer.Option(help="Seat 1's bot: random, greedy or sampling.")] = "sampling",
+    out_arg: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Where to write the game record (JSON); or --out.", metavar="[OUT]", show_default=False
+        ),
+    ] = None,
+    out: OutOption = None,
+    bot_a: Annotated[BotChoice, typer.Option(help="Seat 0's bot.")] = BotChoice.greedy,
+    bot_b: Annotated[BotChoice, typer.Option(help="Seat 1's bot.")] = BotChoice.sampling,
     seed: Annotated[int, typer.Option(help="Seed of the deals and of the bots.")] = 0,
     target: Annotated[int, typer.Option(help="Match points needed to win the match.")] = 3,
     samples: Annotated[int, typer.Option(help="Worlds per decision of a sampling bot.")] = 8,
 ) -> None:
     """Let two bots play a whole match and write its game record."""
+    with user_errors():
+        record_path = one_path(("OUT", out_arg), ("--out", out))
+        assert record_path is not None
     try:
         bots = [make_bot(bot_a, seed * 2 + 1, samples), make_bot(bot_b, seed * 2 + 2, samples)]
         rules = GameRules(target=target)
     except (ValueError, GameRecordError) as exc:
         raise fail(str(exc)) from None
     played = play_match(bots, [f"{bot_a}-a", f"{bot_b}-b"], seed, rules, match_id=f"play-{seed}")
-    out.write_text(dumps_record(played.record, pretty=True) + "\n", encoding="utf-8")
+    record_path.write_text(dumps_record(played.record, pretty=True) + "\n", encoding="utf-8")
     a, b = played.match_points
-    console.print(f"{len(played.results)} rounds, {a}:{b}; record written to {out}")
+    console.print(f"{len(played.results)} rounds, {a}:{b}; record written to {record_path}")
 
 
 @app.command("league")
 def league_command(
     out: Annotated[
-        Path, typer.Argument(help="The match-history CSV to write (gzipped when it ends in .gz).")
-    ],
+        Path | None,
+        typer.Argument(
+            help="The match-history CSV to write (gzipped when it ends in .gz); or --out.",
+            metavar="[OUT]",
+            show_default=False,
+        ),
+    ] = None,
+    out_option: Annotated[
+        Path | None, typer.Option("--out", metavar="FILE", help="The file to write (instead of OUT).")
+    ] = None,
     matches: Annotated[int, typer.Option(help="Number of matches.")] = 10_000,
     seed: Annotated[int, typer.Option(help="Master seed: the whole league follows from it.")] = 0,
     sampling_share: Annotated[
@@ -221,6 +247,9 @@ def league_command(
     ] = 2,
 ) -> None:
     """Run a league of bots of graded strength and write its match history in the project's CSV format."""
+    with user_errors():
+        out = one_path(("OUT", out), ("--out", out_option))
+        assert out is not None
     try:
         config = LeagueConfig(
             matches=matches,

@@ -15,7 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from ..core.rules import Rules, load_rules
 from ..errors import SedmaEloError
 from . import app
-from .errors import fail
+from .errors import fail, user_errors
+from .options import RulesOption, SkipBad, SkipBadRows, one_path
 
 if TYPE_CHECKING:
     from ..batch.replay import ReplayResult
@@ -30,38 +31,33 @@ def replay_command(
         Path,
         typer.Argument(help="Match-history file: CSV or JSON Lines, plain or gzipped.", show_default=False),
     ],
-    ratings_out: Annotated[
+    out: Annotated[
         Path | None,
         typer.Option(
-            "--ratings-out",
+            "--out",
+            metavar="FILE",
             help="Write player_id,rating,matches_played for every player here (CSV, highest rating first).",
         ),
     ] = None,
+    ratings_out: Annotated[Path | None, typer.Option("--ratings-out", hidden=True)] = None,
     changes_out: Annotated[
         Path | None,
         typer.Option(
             "--changes-out",
+            metavar="FILE",
             help="Also write every match's changes: match_id,player,before,after,delta (CSV).",
         ),
     ] = None,
-    rules_file: Annotated[
-        Path | None, typer.Option("--rules", help="Rules TOML file (default: the reference rules).")
-    ] = None,
-    skip_bad_rows: Annotated[
-        bool,
-        typer.Option(
-            "--skip-bad-rows", help="Skip invalid rows (each is reported) instead of refusing the file."
-        ),
-    ] = False,
+    rules_file: RulesOption = None,
+    skip_bad: SkipBad = False,
+    skip_bad_rows: SkipBadRows = False,
     progress: Annotated[
         bool | None,
         typer.Option(
             "--progress/--no-progress", help="Show a progress bar on stderr (default: only on a terminal)."
         ),
     ] = None,
-    top: Annotated[
-        int, typer.Option("--top", help="Players to show when no --ratings-out is given.", min=0)
-    ] = 10,
+    top: Annotated[int, typer.Option("--top", help="Players to show when no --out is given.", min=0)] = 10,
 ) -> None:
     """Replay HISTORY in file order from scratch and write the final ratings.
 
@@ -69,9 +65,12 @@ def replay_command(
     and exits with code 2 without writing any output.
     """
     show = sys.stderr.isatty() if progress is None else progress
-    try:
+    with user_errors():
+        ratings_out = one_path(("--ratings-out", ratings_out), ("--out", out), required=False)
+    with user_errors(f"{rules_file}: " if rules_file else ""):
         rules = load_rules(rules_file)
-        result, errors = _run(history, rules, skip_bad_rows, show, changes_out is not None)
+    try:
+        result, errors = _run(history, rules, skip_bad or skip_bad_rows, show, changes_out is not None)
     except SedmaEloError as exc:
         raise fail(f"{history}: {exc}") from None
     for err in errors:

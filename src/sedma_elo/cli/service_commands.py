@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,7 +16,8 @@ from rich.table import Table
 from ..core.rules import load_rules
 from ..errors import SedmaEloError
 from . import app
-from .errors import fail
+from .errors import fail, user_errors
+from .options import OutOption, RulesOption, SkipBad, one_path
 
 if TYPE_CHECKING:
     from ..service.ledger import Ledger
@@ -44,17 +46,44 @@ app.add_typer(ratings_app, name="ratings")
 
 
 @contextmanager
-def _ledger(url: str | None) -> Iterator[Ledger]:
-    """The ledger on ``url`` (schema upgraded, first version created), closed afterwards."""
-    from ..service.ledger import Ledger
-    from ..storage import open_database
+def _ledger(url: str | None, *, create: bool = False) -> Iterator[Ledger]:
+    """The ledger on ``url`` (schema upgraded, first version created), closed afterwards.
 
-    ledger = Ledger(open_database(url))
+    Only commands that set a ledger up pass ``create``: the others refuse a SQLite file that does
+    not exist (a mistyped path must not give an empty ledger and "0 matches: all equal").
+
+    Raises:
+        ValidationError: the URL is unusable. DatabaseError: the database does not exist (or,
+            with ``create``, cannot be created) or cannot be reached.
+    """
+    from sqlalchemy.exc import DBAPIError
+
+    from ..service.ledger import Ledger
+    from ..storage.database import database_error, open_checked
+
+    ledger = Ledger(open_checked(url, create=create))
     try:
-        ledger.ensure_version()
+        try:
+            ledger.ensure_version()
+        except DBAPIError as exc:
+            raise database_error(exc, url) from None
         yield ledger
     finally:
         ledger.db.dispose()
+
+
+def _create_database(url: str | None) -> None:
+    """Create the database (a SQLite file) and its schema if they do not exist yet."""
+    from ..storage.database import open_checked
+
+    open_checked(url, create=True).dispose()
+
+
+class Scope(StrEnum):
+    """What a key may do."""
+
+    write = "write"
+    admin = "admin"
 
 
 # ---------------------------------------------------------------------------- serve
@@ -67,6 +96,10 @@ def serve(
     demo: Annotated[
         bool,
         typer.Option("--demo", help="Import the demo history, create a write key and print a curl example."),
+    ] = False,
+    create: Annotated[
+        bool,
+        typer.Option("--create", help="Create the SQLite database file if it does not exist (--demo does)."),
     ] = False,
     access_log: Annotated[bool, typer.Option("--access-log", help="Log every request.")] = False,
     log_format: Annotated[
@@ -90,6 +123,8 @@ def serve(
         settings.check_secure()
     except (SedmaEloError, ValueError) as exc:
         raise fail(exc) from exc
+    if create or demo:  # else a SQLite file that does not exist is refused just below
+        _create_database(settings.database_url)
     # Migrate and create the first version once, before any worker process starts.
     with _ledger(settings.database_url) as ledger:
         rules = next(f"{v.rules.label} (ratings version {v.id})" for v in ledger.versions() if v.active)
@@ -132,6 +167,7 @@ def _prepare_demo(url: str | None, host: str, port: int) -> None:
     from ..batch.history import read_matches
     from ..service.demo import bundled_sample, demo_keys, demo_matches
 
+    _create_database(url)
     with _ledger(url) as ledger:
         keys = demo_keys(ledger.db, host)
         if ledger.ledger_size() == 0:
@@ -172,7 +208,7 @@ def _prepare_demo(url: str | None, host: str, port: int) -> None:
 # ---------------------------------------------------------------------------- keys
 @keys_app.command("create")
 def keys_create(
-    scope: Annotated[str, typer.Option(help="write (post matches) or admin (everything).")] = "write",
+    scope: Annotated[Scope, typer.Option(help="write (post matches) or admin (everything).")] = Scope.write,
     label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "",
     database_url: DatabaseUrl = None,
 ) -> None:
@@ -180,8 +216,8 @@ def keys_create(
     from ..service.keys import create_key
 
     try:
-        with _ledger(database_url) as ledger:
-            key, info = create_key(ledger.db, scope, label)
+        with _ledger(database_url, create=True) as ledger:
+            key, info = create_key(ledger.db, scope.value, label)
     except SedmaEloError as exc:
         raise fail(exc) from exc
     console.print(f"Created key {info.id} ({info.scope}, prefix {info.prefix}). Keep it secret:")
@@ -194,7 +230,7 @@ def keys_list(database_url: DatabaseUrl = None) -> None:
     from ..service.keys import list_keys
 
     table = Table("id", "prefix", "scope", "label", "created", "revoked")
-    with _ledger(database_url) as ledger:
+    with user_errors(), _ledger(database_url) as ledger:
         keys = list_keys(ledger.db)
     for k in keys:
         table.add_row(str(k.id), k.prefix, k.scope, k.label, k.created_at, k.revoked_at or "")
@@ -225,9 +261,7 @@ def import_history(
         typer.Argument(help="Match history: CSV or JSON Lines, optionally .gz.", exists=True, dir_okay=False),
     ],
     database_url: DatabaseUrl = None,
-    skip_bad: Annotated[
-        bool, typer.Option("--skip-bad", help="Skip bad rows instead of refusing the file.")
-    ] = False,
+    skip_bad: SkipBad = False,
     batch: Annotated[int, typer.Option(help="Matches per transaction.", min=1, max=100_000)] = 1000,
 ) -> None:
     """Apply a history file to the ledger through the same code path as POST /v1/matches."""
@@ -239,7 +273,7 @@ def import_history(
         raise fail(exc) from exc
     for e in errors:
         err_console.print(f"skipped {e}")
-    with _ledger(database_url) as ledger:
+    with user_errors(), _ledger(database_url, create=True) as ledger:
         report = ledger.import_matches(matches, batch=batch)
     for refusal in report.refused[:20]:
         err_console.print(f"refused {refusal}")
@@ -254,12 +288,14 @@ def import_history(
 @app.command("export")
 def export_history(
     path: Annotated[
-        Path,
+        Path | None,
         typer.Argument(
             help="File to write: CSV, or JSON Lines (.jsonl, needed for 2-vs-2); .gz compresses.",
             dir_okay=False,
+            show_default=False,
         ),
-    ],
+    ] = None,
+    out: OutOption = None,
     database_url: DatabaseUrl = None,
     include_voided: Annotated[
         bool, typer.Option("--include-voided", help="Also write voided matches.")
@@ -268,20 +304,20 @@ def export_history(
     """Write the ledger, in sequence order, as a match-history file that `import` reads back."""
     from ..batch.history import write_matches
 
-    try:
+    with user_errors():
+        target = one_path(("FILE", path), ("--out", out))
+        assert target is not None
         with _ledger(database_url) as ledger:
             matches = [m for _, m in ledger.ledger(include_voided=include_voided)]
-        write_matches(path, matches)
-    except SedmaEloError as exc:
-        raise fail(exc) from exc
-    console.print(f"Wrote {len(matches)} matches to {path}.")
+        write_matches(target, matches)
+    console.print(f"Wrote {len(matches)} matches to {target}.")
 
 
 # ---------------------------------------------------------------------------- verify / void
 @app.command()
 def verify(database_url: DatabaseUrl = None) -> None:
     """Replay the ledger with the pure engine and compare with the stored ratings; exit 1 on a mismatch."""
-    with _ledger(database_url) as ledger:
+    with user_errors(), _ledger(database_url) as ledger:
         report = ledger.verify()
     for line in report.mismatches:
         err_console.print(f"[red]mismatch[/red] {line}")
@@ -300,7 +336,10 @@ def void(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Void a match: its effects and everything after it are recomputed from the ledger."""
+    from ..core.ids import check_id
+
     try:
+        match_id = check_id("match_id", match_id)
         with _ledger(database_url) as ledger:
             ledger.void(match_id, reason)
     except SedmaEloError as exc:
@@ -312,24 +351,29 @@ def void(
 @db_app.command("upgrade")
 def db_upgrade(database_url: DatabaseUrl = None) -> None:
     """Create or upgrade the schema to the newest migration (safe to repeat)."""
-    from ..storage import normalize_url, open_database
+    from ..storage import normalize_url
 
-    open_database(database_url).dispose()
+    _create_database(database_url)
     console.print(f"Schema of {normalize_url(database_url).split('@')[-1]} is up to date.")
 
 
 @ratings_app.command("rerate")
 def ratings_rerate(
-    rules_path: Annotated[Path, typer.Argument(help="Rules TOML file.", exists=True, dir_okay=False)],
+    rules_path: Annotated[
+        Path | None,
+        typer.Argument(help="Rules TOML file (or give --rules FILE).", metavar="[RULES]", show_default=False),
+    ] = None,
+    rules_file: RulesOption = None,
     label: Annotated[
         str | None, typer.Option(help="Version label (default: the rules' name@version).")
     ] = None,
     activate: Annotated[bool, typer.Option(help="Switch to the new version when done.")] = True,
     database_url: DatabaseUrl = None,
 ) -> None:
-    """Re-rate the whole ledger under new rules into a new ratings version."""
+    """Re-rate the whole ledger under new rules (--rules FILE, or FILE) into a new ratings version."""
     try:
-        rules = load_rules(rules_path)
+        chosen = one_path(("RULES", rules_path), ("--rules", rules_file))
+        rules = load_rules(chosen)
         with _ledger(database_url) as ledger:
             info = ledger.rerate(rules, label, activate=activate)
     except SedmaEloError as exc:
@@ -355,7 +399,7 @@ def ratings_activate(
 def ratings_list(database_url: DatabaseUrl = None) -> None:
     """List ratings versions."""
     table = Table("id", "label", "rules", "active", "created")
-    with _ledger(database_url) as ledger:
+    with user_errors(), _ledger(database_url) as ledger:
         versions = ledger.versions()
     for v in versions:
         table.add_row(str(v.id), v.label, v.rules.label, "yes" if v.active else "", v.created_at)

@@ -1,16 +1,19 @@
 """The inputs of a rating update: a finished match and each player's statistics.
 
-Every constructor validates and raises :class:`~sedma_elo.errors.ValidationError` naming the field.
+The one check of match inputs: ids (the rule of :mod:`sedma_elo.core.ids`), counts, teams and
+times. The history reader, the service's payloads, the CLI and game records call these checks;
+every constructor validates and raises :class:`~sedma_elo.errors.ValidationError` naming the field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 from ..errors import ValidationError
+from .ids import MAX_ID_LENGTH, check_id, normalize_id
 from .rules import MAX_RATING, MIN_RATING
 
 __all__ = [
@@ -20,7 +23,11 @@ __all__ = [
     "Match",
     "PlayerStats",
     "Winner",
+    "check_count",
+    "check_played_at",
+    "check_player_id",
     "check_rating",
+    "played_at_problem",
 ]
 
 Winner = Literal["a", "b", "draw"]
@@ -28,7 +35,7 @@ WINNERS: tuple[Winner, ...] = ("a", "b", "draw")
 #: Counts above this are refused: a match never has that many rounds, and it keeps every count
 #: exactly representable in single precision as the C# method needs.
 MAX_COUNT = 1_000_000
-MAX_PLAYER_ID_LENGTH = 128
+MAX_PLAYER_ID_LENGTH = MAX_ID_LENGTH
 STAT_FIELDS = ("bad_moves", "won_by_16", "won_by_24", "won_by_4_and_last")
 
 
@@ -52,14 +59,44 @@ def check_rating(field: str, value: object) -> int:
     return value
 
 
-def check_player_id(field: str, value: object) -> str:
-    """Return ``value`` if it is a non-empty player id of at most 128 characters, else raise."""
-    if not isinstance(value, str):
-        raise ValidationError(field, f"must be a string, got {type(value).__name__}")
-    if not value or value.isspace():
-        raise ValidationError(field, "must not be empty")
-    if len(value) > MAX_PLAYER_ID_LENGTH:
-        raise ValidationError(field, f"must be at most {MAX_PLAYER_ID_LENGTH} characters")
+#: Player ids and match ids follow one rule (:mod:`sedma_elo.core.ids`): NFC, 1 to 128
+#: characters, no ``/``, control or format character, no surrounding whitespace.
+check_player_id = check_id
+
+
+def played_at_problem(value: datetime) -> str | None:
+    """Why ``value`` cannot be a match time, or None: an aware time must have a UTC equivalent.
+
+    ``0001-01-01T00:00:00+00:01`` is a valid ISO 8601 text whose UTC time is before year 1; the
+    ledger stores times in UTC, so such a time is refused where it enters.
+    """
+    if value.tzinfo is not None:
+        try:
+            value.astimezone(UTC)
+        except (OverflowError, ValueError):
+            return f"{value.isoformat()} is outside the years 1 to 9999 in UTC"
+    return None
+
+
+def check_played_at(field: str, value: object) -> datetime:
+    """Return ``value`` as a datetime if it is one, or ISO 8601 text of a date or a date and time.
+
+    A date alone is midnight; a time without an offset is kept naive (the ledger reads it as UTC).
+
+    Raises:
+        ValidationError: not ISO 8601 text or a datetime, or an aware time without a UTC equivalent.
+    """
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            message = f"must be an ISO 8601 date or date and time, got {value!r}"
+            raise ValidationError(field, message) from None
+    if not isinstance(value, datetime):
+        raise ValidationError(field, f"must be a datetime, got {type(value).__name__}")
+    problem = played_at_problem(value)
+    if problem is not None:
+        raise ValidationError(field, problem)
     return value
 
 
@@ -108,6 +145,13 @@ class PlayerStats:
 
 
 NO_STATS = PlayerStats()
+#: The field an id error names, by side and team size.
+_ID_FIELDS = {
+    ("team_a", 1): ("player_a",),
+    ("team_b", 1): ("player_b",),
+    ("team_a", 2): ("team_a[0]", "team_a[1]"),
+    ("team_b", 2): ("team_b[0]", "team_b[1]"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,15 +174,21 @@ class Match:
     played_at: datetime | None = None
 
     def __post_init__(self) -> None:
+        # Ids are normalised to NFC first (the stored tuples and stats keys become NFC too), so
+        # two spellings of one name are one player everywhere after this point.
         for side, team in (("team_a", self.team_a), ("team_b", self.team_b)):
             if not isinstance(team, tuple) or not 1 <= len(team) <= 2:
                 raise ValidationError(side, "must be a tuple of one or two player ids")
+            fields = _ID_FIELDS[side, len(team)]
             for i, pid in enumerate(team):
-                check_player_id(f"{side}[{i}]" if len(team) > 1 else side.replace("team", "player"), pid)
+                if check_id(fields[i], pid) is not pid:  # not NFC (rare): store the NFC tuple
+                    object.__setattr__(self, side, tuple(map(check_id, fields, team)))
+                    break
         if len(self.team_a) != len(self.team_b):
             raise ValidationError("team_b", f"must have as many players as team_a ({len(self.team_a)})")
         everyone = self.team_a + self.team_b
-        if len(set(everyone)) != len(everyone):
+        distinct = set(everyone)
+        if len(distinct) != len(everyone):
             if len(everyone) == 2:
                 raise ValidationError("player_b", "a player cannot play against themself")
             raise ValidationError("team_b", "every player of a match must be distinct")
@@ -146,13 +196,28 @@ class Match:
             raise ValidationError("winner", f"must be one of 'a', 'b', 'draw', got {self.winner!r}")
         if not isinstance(self.stats, Mapping):
             raise ValidationError("stats", "must be a mapping of player id to PlayerStats")
+        if not distinct.issuperset(self.stats):
+            self._normalize_stats_keys(everyone)
         for pid, st in self.stats.items():
-            if pid not in everyone:
-                raise ValidationError(f"stats.{pid}", "is not a player of this match")
             if not isinstance(st, PlayerStats):
                 raise ValidationError(f"stats.{pid}", "must be a PlayerStats")
         if self.match_id is not None:
-            check_player_id("match_id", self.match_id)
+            match_id = check_id("match_id", self.match_id)
+            if match_id != self.match_id:
+                object.__setattr__(self, "match_id", match_id)
+        if isinstance(self.played_at, datetime) and self.played_at.tzinfo is not None:
+            check_played_at("played_at", self.played_at)  # an aware time needs a UTC equivalent
+
+    def _normalize_stats_keys(self, everyone: tuple[str, ...]) -> None:
+        stats: dict[str, PlayerStats] = {}
+        for pid, st in self.stats.items():
+            key = normalize_id(pid) if isinstance(pid, str) else pid
+            if key not in everyone:
+                raise ValidationError(f"stats.{pid}", "is not a player of this match")
+            if key in stats:
+                raise ValidationError(f"stats.{pid}", "is given twice (ids are compared in Unicode NFC)")
+            stats[key] = st
+        object.__setattr__(self, "stats", stats)
 
     @classmethod
     def single(

@@ -177,7 +177,7 @@ def parse_record(data: object) -> GameRecord:
     match_id = data.get("match_id")
     if match_id is not None:
         try:
-            check_player_id("match_id", match_id)
+            match_id = check_player_id("match_id", match_id)
         except ValidationError as exc:
             raise GameRecordError("match_id", exc.reason) from None
     played_at = data.get("played_at")

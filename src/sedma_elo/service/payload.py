@@ -17,17 +17,50 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+from pydantic_core import PydanticCustomError
 
-from ..core.model import MAX_COUNT, Match, PlayerStats
+from ..core.ids import ID_PATTERN, MAX_ID_LENGTH, id_problem, normalize_id
+from ..core.model import MAX_COUNT, Match, PlayerStats, played_at_problem
 from ..errors import ValidationError
 
-__all__ = ["ID_PATTERN", "MatchIn", "StatsIn", "Submission", "canonical_json", "submission_from_payload"]
+__all__ = [
+    "ID_PATTERN",
+    "Id",
+    "MatchIn",
+    "StatsIn",
+    "Submission",
+    "canonical_json",
+    "submission_from_payload",
+]
 
-#: Ids travel in URL paths: no slash, no control character, no surrounding blanks.
-ID_PATTERN = r"^[^/\s\x00-\x1f\x7f](?:[^/\x00-\x1f\x7f]{0,126}[^/\s\x00-\x1f\x7f])?$"
-Id = Annotated[str, Field(min_length=1, max_length=128, pattern=ID_PATTERN)]
+
+def _valid_id(value: str) -> str:
+    # The one id rule (sedma_elo.core.ids), reported as a pydantic error so that the 422 names
+    # the field (body.player_a, body.stats.<id>...); the pattern below only documents it.
+    text = normalize_id(value)
+    problem = id_problem(text)
+    if problem is not None:
+        raise PydanticCustomError("invalid_id", "{reason}", {"reason": problem})
+    return text
+
+
+def _valid_time(value: datetime) -> datetime:
+    problem = played_at_problem(value)
+    if problem is not None:
+        raise PydanticCustomError("invalid_time", "{reason}", {"reason": problem})
+    return value
+
+
+#: A player id or match id: normalised to NFC, then checked by the id rule of sedma_elo.core.ids.
+Id = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_ID_LENGTH, json_schema_extra={"pattern": ID_PATTERN}),
+    AfterValidator(_valid_id),
+]
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT, strict=True)]
+PlayedAt = Annotated[AwareDatetime, AfterValidator(_valid_time)]
 
 
 class StatsIn(BaseModel):
@@ -76,7 +109,7 @@ class MatchIn(BaseModel):
     )
 
     match_id: Id
-    played_at: AwareDatetime | None = None
+    played_at: PlayedAt | None = None
     player_a: Id | None = None
     player_b: Id | None = None
     team_a: Annotated[list[Id], Field(min_length=2, max_length=2)] | None = None
@@ -185,12 +218,25 @@ def submission_from_payload(payload: MatchIn) -> Submission:
 
 
 def submission_from_match(match: Match, played_at: datetime | None = None) -> Submission:
-    """The :class:`Submission` of an engine :class:`Match` (used by the importer)."""
+    """The :class:`Submission` of an engine :class:`Match` (used by the importer).
+
+    Raises:
+        ValidationError: no ``match_id``, or a value the API would refuse (the field is named).
+    """
     if match.match_id is None:
         raise ValidationError("match_id", "is required")
     when = played_at if played_at is not None else match.played_at
     if when is not None and when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
+    try:
+        return submission_from_payload(_payload_of(match, when))
+    except PydanticValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        raise ValidationError(".".join(map(str, first["loc"])) or "match", first["msg"]) from None
+
+
+def _payload_of(match: Match, when: datetime | None) -> MatchIn:
+    assert match.match_id is not None
     if len(match.team_a) == 1:
         payload = MatchIn(
             match_id=match.match_id,
@@ -212,7 +258,7 @@ def submission_from_match(match: Match, played_at: datetime | None = None) -> Su
             winner=match.winner,
             stats={pid: StatsIn(**match.stats_of(pid).to_dict()) for pid in match.players},
         )
-    return submission_from_payload(payload)
+    return payload
 
 
 def match_from_body(body: str) -> Match:

@@ -20,14 +20,21 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+
+from ..errors import DatabaseError, ValidationError
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
     "Database",
     "WriteLock",
+    "check_database_url",
+    "database_error",
     "downgrade",
     "normalize_url",
+    "open_checked",
     "open_database",
+    "sqlite_path",
     "upgrade",
 ]
 
@@ -304,3 +311,92 @@ def downgrade(db: Database, revision: str) -> None:
     with db.begin_write() as conn:
         cfg.attributes["connection"] = conn
         command.downgrade(cfg, revision)
+
+
+# ---------------------------------------------------------------------------- checked opening
+def check_database_url(url: str | None) -> str:
+    """The normalised URL (see :func:`normalize_url`) if it names a database this project runs on.
+
+    Raises:
+        ValidationError: not a URL SQLAlchemy parses (``sqlite:/relative.db``: a SQLite URL needs
+            three slashes), another database than SQLite or PostgreSQL, or a PostgreSQL driver
+            other than psycopg 3 (field ``database_url``).
+    """
+    normal = normalize_url(url)
+    try:
+        parsed = make_url(normal)
+    except ArgumentError:
+        raise ValidationError("database_url", f"not a database URL: {url!r} ({_URL_FORMS})") from None
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend == "sqlite":
+        if driver not in ("", "pysqlite"):
+            raise ValidationError("database_url", f"unsupported SQLite driver {driver!r} ({_URL_FORMS})")
+        if parsed.host:
+            raise ValidationError(
+                "database_url", f"a SQLite URL names a file, not a host: {url!r} ({_URL_FORMS})"
+            )
+    elif backend == "postgresql":
+        if driver != "psycopg":
+            raise ValidationError(
+                "database_url", f"unsupported PostgreSQL driver {driver!r}: use postgresql://"
+            )
+    else:
+        raise ValidationError("database_url", f"unsupported database {backend!r} ({_URL_FORMS})")
+    return normal
+
+
+_URL_FORMS = "use sqlite:///relative/path.db, sqlite:////absolute/path.db or postgresql://user@host/db"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL, or None (PostgreSQL, or an in-memory SQLite database)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database).expanduser()
+
+
+def database_error(exc: BaseException, url: str | None = None) -> DatabaseError:
+    """A :class:`~sedma_elo.errors.DatabaseError` saying what the driver's error means, briefly.
+
+    The driver's first line is kept (``connection to server at "127.0.0.1", port 5999 failed:
+    Connection refused``, ``database "x" does not exist``, ``unable to open database file``); a
+    password in ``url`` is never shown.
+    """
+    cause = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
+    reason = lines[0] if lines else type(cause).__name__
+    if url is None:
+        return DatabaseError(f"database: {reason}")
+    shown = make_url(normalize_url(url)).render_as_string(hide_password=True)
+    return DatabaseError(f"database {shown}: {reason}")
+
+
+def open_checked(url: str | None, *, create: bool, pool_size: int = 8) -> Database:
+    """:func:`open_database` with every user mistake raised as a project error.
+
+    With ``create=False`` a SQLite file that does not exist is an error instead of being created
+    (a mistyped path must not yield an empty ledger). PostgreSQL databases are never created.
+
+    Raises:
+        ValidationError: the URL is unusable (see :func:`check_database_url`).
+        DatabaseError: the SQLite file does not exist (``create=False``) or cannot be created, the
+            server cannot be reached, the database does not exist or is not a database.
+    """
+    normal = check_database_url(url)
+    path = sqlite_path(normal)
+    shown = make_url(normal).render_as_string(hide_password=True)
+    if path is not None:
+        if path.is_dir():
+            raise DatabaseError(f"database {shown}: {path} is a directory, not a database file")
+        if not create and not path.exists():
+            raise DatabaseError(
+                f"database {shown}: no SQLite database at {path} (nothing was created; "
+                "`sedma-elo db upgrade`, `import` or `serve --create` create one)"
+            )
+    try:
+        return open_database(normal, pool_size=pool_size)
+    except OSError as exc:
+        raise DatabaseError(f"database {shown}: {exc.strerror or exc}") from None
+    except DBAPIError as exc:
+        raise database_error(exc, normal) from None

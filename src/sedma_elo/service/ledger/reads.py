@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 
 from ...core.fold import RatingState
+from ...core.ids import check_id_prefix
 from ...core.model import Match
 from ...errors import NotFoundError, ValidationError
 from ...storage.schema import matches, player_ratings, rating_changes
@@ -138,11 +139,11 @@ class ReadsMixin(LedgerBase):
         the database's own collation); each id is still checked again.
 
         Raises:
-            ValidationError: ``prefix`` empty, longer than 128 characters or holding control
-                characters or ``/``; ``limit`` out of range.
+            ValidationError: ``prefix`` empty, longer than 128 characters or holding a character
+                the id rule refuses (:func:`~sedma_elo.core.ids.check_id_prefix`); ``limit`` out
+                of range.
         """
-        if not prefix or len(prefix) > 128 or any(c == "/" or ord(c) < 0x20 or c == "\x7f" for c in prefix):
-            raise ValidationError("prefix", "must be 1 to 128 characters, without control characters or '/'")
+        prefix = check_id_prefix("prefix", prefix)
         if isinstance(limit, bool) or not 1 <= limit <= MAX_RECENT:
             raise ValidationError("limit", f"must be within [1, {MAX_RECENT}]")
         rows = self.db.query(SEARCH_SQL, (self.active_id(), prefix, prefix + "\U0010ffff", limit))
