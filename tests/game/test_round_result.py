@@ -43,3 +43,26 @@ def test_4_4_rounds_are_won_by_either_side_through_the_last_trick(players: int) 
     for r in ties:
         assert r.winner == r.last_trick_side
         assert r.kind == "4_and_last"
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_tricks_count_the_tricks_each_side_took(players: int) -> None:
+    """result().tricks equals the tricks seen ending for each side while the round was played."""
+    for seed in range(100):
+        rng = random.Random(seed)
+        deck = list(range(N_CARDS))
+        rng.shuffle(deck)
+        state = RoundState(deck, players, first_leader=rng.randrange(players))
+        seen = [0, 0]
+        while not state.done:
+            state.play(rng.choice(state.legal_moves()))
+            if state.led == -1:  # a trick just ended; its winner leads the next one
+                seen[state.leader & 1] += 1
+        assert state.result().tricks == (seen[0], seen[1])
+
+
+def test_result_of_a_round_in_play_is_refused() -> None:
+    """result() before the last trick raises ValueError saying the round is not over."""
+    state = RoundState(list(range(N_CARDS)), 2, first_leader=0)
+    with pytest.raises(ValueError, match=r"^the round is not over$"):
+        state.result()
