@@ -108,3 +108,13 @@ def test_fast_path_refuses_a_rating_that_is_not_an_int_in_range(player: str, bad
     ratings: dict[str, object] = {"alice": 1000, "bob": 1000, player: bad}
     with pytest.raises(ValidationError, match=f"ratings.{player}"):
         rate(Match.single("alice", "bob", "a"), ratings)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_fast_path_checks_games_played_of_each_player(bad: object) -> None:
+    """games_played given to the fast path is checked per player, naming the field; valid counts pass."""
+    match = Match.single("alice", "bob", "a")
+    ok = rate(match, {"alice": 1000, "bob": 1000}, games_played={"alice": 3, "bob": 0})
+    assert ok.new_ratings == {"alice": 1020, "bob": 980}
+    with pytest.raises(ValidationError, match=r"games_played\.bob"):
+        rate(match, {"alice": 1000, "bob": 1000}, games_played={"alice": 3, "bob": bad})  # type: ignore[dict-item]
