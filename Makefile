@@ -74,3 +74,8 @@ unit: mono
 ## golden: regenerate tests/golden/ from the seed post's C# method compiled with Mono
 golden: $(STAMP) mono
 	$(BIN)/python scripts/make_golden.py
+
+## mutation: mutation testing (mutmut) of the rating core, kernel, exactly-once path, round result and split
+.PHONY: mutation
+mutation: $(STAMP) mono
+	$(BIN)/python scripts/mutation.py

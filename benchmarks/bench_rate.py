@@ -1,15 +1,19 @@
 """Single-match rating updates per second: sedma-elo's rate() against pure-Python peers.
 
-Each contender does one rating update per call, side by side in one run:
+Each contender does the same work per call: one rating update between two players AND storing
+the new ratings where the next call reads them (as ``elote``'s ``beat()`` does in place), side by
+side in one run:
 
 - ``sedma_elo.rate`` on the 400 matches of the bundled sample (varied ratings and statistics),
-  ratings only (the explanation is built only when read), then also reading the explanation
-  (``result.changes``) and turning it into the JSON object of the HTTP service;
-- ``elote`` ``EloCompetitor.beat`` (plain Elo), ``openskill`` ``PlackettLuce.rate`` on two teams of
-  one, ``trueskill.rate_1vs1``: their one-call update between two players.
+  ratings only (the explanation is built only when read), written back into the ratings dict;
+  then also reading the explanation (``result.changes``) and turning it into the JSON object of
+  the HTTP service; the C# drop-in with its two ratings carried from call to call;
+- ``elote`` ``EloCompetitor.beat`` (plain Elo, updates both competitors in place), ``openskill``
+  ``PlackettLuce.rate`` on two teams of one and ``trueskill.rate_1vs1``, their results stored back.
 
-Run: ``.venv/bin/python benchmarks/bench_rate.py [--seconds 0.5] [--repeat 5]``. The best of
-``--repeat`` timings is reported (least disturbed by other processes).
+Run: ``.venv/bin/python benchmarks/bench_rate.py [--seconds 0.5] [--repeat 5]``. Times are wall
+time (``perf_counter``) and CPU time of this process (``process_time``); the best of ``--repeat``
+runs is reported (least disturbed by other processes).
 """
 
 from __future__ import annotations
@@ -30,18 +34,18 @@ from sedma_elo.core.compat import calculate_new_ratings
 from sedma_elo.core.explain import result_to_dict
 
 
-def _calls_per_second(step: Callable[[], object], seconds: float) -> float:
-    """Calls per second over one run of about ``seconds``."""
+def _calls_per_second(step: Callable[[], object], seconds: float) -> tuple[float, float]:
+    """Calls per wall second and per CPU second over one run of about ``seconds`` (wall)."""
     batch = 1000
     gc.collect()
-    calls, start = 0, time.perf_counter()
+    calls, start, cpu = 0, time.perf_counter(), time.process_time()
     while True:
         for _ in range(batch):
             step()
         calls += batch
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
-            return calls / elapsed
+            return calls / elapsed, calls / max(time.process_time() - cpu, 1e-9)
 
 
 def contenders() -> dict[str, tuple[str, Callable[[], object]]]:
@@ -54,22 +58,31 @@ def contenders() -> dict[str, tuple[str, Callable[[], object]]]:
     sample = cycle(matches)
 
     def sedma() -> object:
-        return rate(next(sample), ratings).new_ratings
+        new = rate(next(sample), ratings).new_ratings
+        ratings.update(new)
+        return new
 
     def sedma_explained() -> object:
-        return rate(next(sample), ratings).changes
+        result = rate(next(sample), ratings)
+        ratings.update(result.new_ratings)
+        return result.changes
 
     def sedma_json() -> object:
-        return result_to_dict(rate(next(sample), ratings))
+        result = rate(next(sample), ratings)
+        ratings.update(result.new_ratings)
+        return result_to_dict(result)
+
+    pair = [1000, 1100]
 
     def sedma_compat() -> object:
-        return calculate_new_ratings(1000, 1100, True, 0, 2, 1, 0, 0, 0, 0, 1)
+        pair[0], pair[1] = calculate_new_ratings(pair[0], pair[1], True, 0, 2, 1, 0, 0, 0, 0, 1)
+        return pair
 
     out: dict[str, tuple[str, Callable[[], object]]] = {
-        "sedma-elo rate()": ("new ratings of one sample match", sedma),
+        "sedma-elo rate()": ("rate one sample match, store its new ratings", sedma),
         "sedma-elo rate() + explanation": ("... and read result.changes", sedma_explained),
         "sedma-elo rate() + JSON object": ("... and build result_to_dict()", sedma_json),
-        "sedma-elo compat": ("calculate_new_ratings(...), the C# signature", sedma_compat),
+        "sedma-elo compat": ("a, b = calculate_new_ratings(a, b, ...)", sedma_compat),
     }
     try:
         from elote import EloCompetitor
@@ -82,15 +95,25 @@ def contenders() -> dict[str, tuple[str, Callable[[], object]]]:
         from openskill.models import PlackettLuce
 
         model = PlackettLuce()
-        pa, pb = model.rating(), model.rating()
-        out["openskill PlackettLuce"] = ("model.rate([[a], [b]])", lambda: model.rate([[pa], [pb]]))
+        teams = [[model.rating()], [model.rating()]]
+
+        def openskill_rate() -> object:
+            teams[:] = model.rate(teams)
+            return teams
+
+        out["openskill PlackettLuce"] = ("teams = model.rate(teams)", openskill_rate)
     except ImportError:
         pass
     try:
         import trueskill
 
-        ta, tb = trueskill.Rating(), trueskill.Rating()
-        out["trueskill"] = ("rate_1vs1(a, b)", lambda: trueskill.rate_1vs1(ta, tb))
+        players = [trueskill.Rating(), trueskill.Rating()]
+
+        def trueskill_rate() -> object:
+            players[:] = trueskill.rate_1vs1(players[0], players[1])
+            return players
+
+        out["trueskill"] = ("a, b = rate_1vs1(a, b)", trueskill_rate)
     except ImportError:
         pass
     return out
@@ -103,22 +126,29 @@ def main() -> None:
     args = parser.parse_args()
     todo = contenders()
     best = dict.fromkeys(todo, 0.0)
+    best_cpu = dict.fromkeys(todo, 0.0)
     # Round robin, best of --repeat: on a shared machine the load changes from second to second,
     # and taking turns exposes every contender to it alike.
     for _ in range(args.repeat):
         for name, (_, call) in todo.items():
-            best[name] = max(best[name], _calls_per_second(call, args.seconds))
-    results = {name: (what, best[name]) for name, (what, _) in todo.items()}
-    elote = results.get("elote Elo", ("", 0.0))[1]
-    table = Table(title="One rating update per call (pure Python, best of runs)")
+            wall, cpu = _calls_per_second(call, args.seconds)
+            best[name] = max(best[name], wall)
+            best_cpu[name] = max(best_cpu[name], cpu)
+    elote, elote_cpu = best.get("elote Elo", 0.0), best_cpu.get("elote Elo", 0.0)
+    table = Table(title="One rating update per call, new ratings stored (pure Python, best of runs)")
     table.add_column("contender")
     table.add_column("one call")
-    table.add_column("calls/s", justify="right")
-    table.add_column("µs/call", justify="right")
-    table.add_column("vs elote", justify="right")
-    for name, (what, per_second) in results.items():
+    table.add_column("calls/s wall", justify="right")
+    table.add_column("µs/call wall", justify="right")
+    table.add_column("vs elote wall", justify="right")
+    table.add_column("vs elote CPU", justify="right")
+    for name, (what, _) in todo.items():
+        per_second = best[name]
         ratio = f"{per_second / elote:.2f}x" if elote else "-"
-        table.add_row(escape(name), escape(what), f"{per_second:,.0f}", f"{1e6 / per_second:.2f}", ratio)
+        ratio_cpu = f"{best_cpu[name] / elote_cpu:.2f}x" if elote_cpu else "-"
+        table.add_row(
+            escape(name), escape(what), f"{per_second:,.0f}", f"{1e6 / per_second:.2f}", ratio, ratio_cpu
+        )
     Console().print(table)
 
 

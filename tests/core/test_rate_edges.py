@@ -21,6 +21,7 @@ from sedma_elo import (
     Match,
     PlayerStats,
     Rules,
+    ValidationError,
     rate,
 )
 from sedma_elo.batch.history import HistoryArrays
@@ -98,3 +99,22 @@ def test_fast_path_uses_the_k_of_each_tier_edge(rating: int, k: int) -> None:
     """A plain win at equal ratings moves the winner by K / 2 on the fast path: K at each tier edge."""
     new = rate(Match.single("alice", "bob", "a"), {"alice": rating, "bob": rating}).new_ratings
     assert new == {"alice": rating + k // 2, "bob": rating - k // 2}
+
+
+@pytest.mark.parametrize("player", ["alice", "bob"])
+@pytest.mark.parametrize("bad", [1000.0, True, MAX_RATING + 1, MIN_RATING - 1, "1000"])
+def test_fast_path_refuses_a_rating_that_is_not_an_int_in_range(player: str, bad: object) -> None:
+    """A float, bool, text or out-of-range rating of either player is refused, naming the field."""
+    ratings: dict[str, object] = {"alice": 1000, "bob": 1000, player: bad}
+    with pytest.raises(ValidationError, match=f"ratings.{player}"):
+        rate(Match.single("alice", "bob", "a"), ratings)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_fast_path_checks_games_played_of_each_player(bad: object) -> None:
+    """games_played given to the fast path is checked per player, naming the field; valid counts pass."""
+    match = Match.single("alice", "bob", "a")
+    ok = rate(match, {"alice": 1000, "bob": 1000}, games_played={"alice": 3, "bob": 0})
+    assert ok.new_ratings == {"alice": 1020, "bob": 980}
+    with pytest.raises(ValidationError, match=r"games_played\.bob"):
+        rate(match, {"alice": 1000, "bob": 1000}, games_played={"alice": 3, "bob": bad})  # type: ignore[dict-item]

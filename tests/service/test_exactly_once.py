@@ -129,3 +129,22 @@ def test_a_race_of_one_id_with_different_players_stores_one_match(new_pg_databas
     finally:
         for ledger in ledgers:
             ledger.db.dispose()
+
+
+def test_a_refused_match_repeated_in_one_batch_is_refused_each_time(db_url: str) -> None:
+    """Two copies of a match the engine refuses, in one batch, both get that refusal; nothing is stored."""
+    from sedma_elo import MAX_RATING, REFERENCE_RULES
+    from sedma_elo.errors import ValidationError
+
+    ledger = Ledger(open_database(db_url))
+    try:
+        ledger.ensure_version(REFERENCE_RULES.replace(name="at-the-limit", initial_rating=MAX_RATING))
+        (first,) = ledger.apply([_sub("m1")])  # alice wins from the limit: now above it
+        assert first.status == "created" and ledger.get_player("alice").rating > MAX_RATING
+        out = ledger.apply([_sub("m2", "alice", "cyd"), _sub("m2", "alice", "cyd")])
+        assert [o.status for o in out] == ["error", "error"]
+        assert all(isinstance(o.error, ValidationError) for o in out)
+        assert out[0].error is out[1].error
+        assert ledger.ledger_size() == 1
+    finally:
+        ledger.db.dispose()
