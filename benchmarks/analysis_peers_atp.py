@@ -5,7 +5,8 @@ Usage:
     python benchmarks/analysis_peers_atp.py merge HISTORY OUTDIR OUT.json
 
 GROUP is ``sedma`` (the reference rules, then each RULES file), ``standard`` (Elo, tuned Elo,
-Glicko-2, TrueSkill, OpenSkill, as in ``backtest --compare``), ``whr`` or ``kickscore``. Each run
+Glicko-2, TrueSkill, OpenSkill, as in ``backtest --compare``), ``elo`` (its first two), ``whr`` or
+``kickscore``. Each run
 saves every system's forecasts and seconds in OUTDIR; ``merge`` scores them all on the standard
 split with :func:`sedma_elo.analysis.backtest` (so the paired bootstrap intervals are against the
 reference rules), adds the fairness figures of the Sedma rule sets, writes a run for
@@ -66,6 +67,8 @@ def _group(name: str, opts: dict[str, int], rules_files: list[str]) -> list[Fore
         return [sedma_rules(REFERENCE_RULES)] + [sedma_rules(load_rules(p)) for p in rules_files]
     if name == "standard":
         return peer_forecasters(strong=False)
+    if name == "elo":
+        return peer_forecasters(strong=False)[:2]
     if name == "whr":
         refit, steps = opts.get("refit", 2000), opts.get("iterations", 10)
         peer = tuned("whr", lambda w2: whr_periodic(w2=w2, refit_every=refit, iterations=steps), WHR_GRID)
@@ -112,7 +115,7 @@ def merge(history: str, outdir: Path, out: Path) -> None:
     arrays, _ = load_history(history, skip_bad=True)
     table = table_from_history(arrays)
     split = chronological_split(len(table))
-    order = {"sedma": 0, "standard": 1, "whr": 2, "kickscore": 3}
+    order = {"sedma": 0, "standard": 1, "elo": 1, "whr": 2, "kickscore": 3}
     metas = sorted(
         outdir.glob("*.json"), key=lambda p: (order[p.stem.split("-")[0]], int(p.stem.split("-")[1]))
     )

@@ -20,8 +20,9 @@ more; the block size is part of each system's reported settings.
 **Guards.** Batch fits can diverge (WHR's ratings overflowed near the end of another history). A
 prediction never uses a non-finite rating or one beyond ``+-limit`` Elo: the player's last sound
 rating (or the prior) is used instead and the match is counted in ``params["guarded"]``; a
-non-finite probability becomes 0.5 and is counted too. The count is in the report, so a guarded
-run is visible rather than silently repaired.
+non-finite probability becomes 0.5 and is counted too; a kickscore refit that fails numerically
+(a singular covariance) keeps the previous state and is counted in ``params["failed_fits"]``.
+The counts are in the report, so a guarded run is visible rather than silently repaired.
 """
 
 from __future__ import annotations
@@ -161,26 +162,30 @@ def kickscore_periodic(
         names = [str(i) for i in range(table.n_players)]
         years = ((table.day - table.day.min()) / 365.25).tolist()
 
-        def add(player: int, t: float) -> None:
-            # items join at their first match, so a Wiener process starts there
-            dynamic = (
-                ks.kernel.Wiener(var=var, t0=t)
-                if dynamics == "wiener"
-                else ks.kernel.Matern32(var=var, lscale=lscale)
-            )
-            model.add_item(names[player], kernel=ks.kernel.Constant(var=constant_var) + dynamic)
-
+        # One Wiener process per player from a day before the history's first match (its variance
+        # is 0 at its start, which would make a sample there singular); the constant part is the
+        # player's level, the Wiener part its drift since the start.
+        dynamic = (
+            ks.kernel.Wiener(var=var, t0=-1.0 / 365.25)
+            if dynamics == "wiener"
+            else ks.kernel.Matern32(var=var, lscale=lscale)
+        )
+        kernel = ks.kernel.Constant(var=constant_var) + dynamic
         a_list, b_list, y_list = table.a.tolist(), table.b.tolist(), table.y.tolist()
         seen = np.zeros(table.n_players, dtype=bool)
         last = np.zeros(table.n_players)
         sa, sb = np.zeros(n), np.zeros(n)
-        guarded = 0
+        guarded = failed = 0
 
         def score(player: int, t: float) -> float:
             nonlocal guarded
             if not seen[player]:
                 return 0.0
-            mean, _ = model.item[names[player]].predict(np.array([t]))
+            try:
+                mean, _ = model.item[names[player]].predict(np.array([t]))
+            except RuntimeError:  # the last refit failed: the item has no posterior to predict from
+                guarded += 1
+                return float(last[player])
             value = float(mean[0])
             if not math.isfinite(value) or abs(value) > limit:
                 guarded += 1
@@ -189,26 +194,33 @@ def kickscore_periodic(
             return value
 
         p = np.full(n, 0.5)
+        failed_last = False
         for start, end in _blocks(n, refit_every):
             if start > 0:
                 for i in range(start, end):
                     a, b, t = a_list[i], b_list[i], years[i]
                     sa[i], sb[i] = score(a, t), score(b, t)
-                    if seen[a] and seen[b]:
+                    if seen[a] and seen[b] and not failed_last:
                         p[i] = model.probabilities([names[a]], [names[b]], t=t)[0]
                     elif seen[a] or seen[b]:
-                        # one side has no observation yet: its score is the prior (mean 0)
+                        # one side has no observation yet (its score is the prior, mean 0), or
+                        # the last refit failed: the logistic of the mean scores
                         p[i] = 1.0 / (1.0 + math.exp(sb[i] - sa[i]))
             for i in range(start, end):
                 for q in (a_list[i], b_list[i]):
                     if names[q] not in model.item:
-                        add(q, years[i])
-                a, b = names[a_list[i]], names[b_list[i]]
-                winner, loser = (a, b) if y_list[i] >= 0.5 else (b, a)
+                        model.add_item(names[q], kernel=kernel)
+                name_a, name_b = names[a_list[i]], names[b_list[i]]
+                winner, loser = (name_a, name_b) if y_list[i] >= 0.5 else (name_b, name_a)
                 model.observe(winners=[winner], losers=[loser], t=years[i])
             seen[a_list[start:end]] = True
             seen[b_list[start:end]] = True
-            model.fit(max_iter=int(max_iter))
+            failed_last = False
+            try:
+                model.fit(max_iter=int(max_iter))
+            except (np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError):
+                failed += 1  # the scores keep their last state; the next refit starts from there
+                failed_last = True
         final = np.array([score(q, years[-1]) for q in range(table.n_players)])
         p, bad = _sound(p)
         elo = 400.0 / math.log(10.0)
@@ -220,6 +232,7 @@ def kickscore_periodic(
             "refit_every": refit_every,
             "max_iter": max_iter,
             "guarded": guarded + bad,
+            "failed_fits": failed,
         }
         shape = (
             f"wiener var={var:g}/y" if dynamics == "wiener" else f"matern32 var={var:g} lscale={lscale:g}y"

@@ -429,8 +429,8 @@ def simulate_command(
                 f"{r.mean_drift_per_100k:.1f}",
                 f"{r.convergence_median:.0f}",
                 f"{r.convergence_p90:.0f}",
-                f"+{r.losing_well}",
-                f"+{r.win_gain}",
+                f"{r.losing_well:+d}",
+                f"{r.win_gain:+d}",
             )
         console.print(t)
 
