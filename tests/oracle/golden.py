@@ -6,7 +6,7 @@ import csv
 import os
 from pathlib import Path
 
-from sedma_elo import REFERENCE_RULES, KTier, Rules
+from sedma_elo import MAX_RATING, MIN_RATING, REFERENCE_RULES, KTier, Rules
 from sedma_elo.batch.history import COUNT_COLUMNS
 
 from .csharp import ODD_K, Case
@@ -51,3 +51,14 @@ def case(row: dict[str, str]) -> Case:
 def result(row: dict[str, str]) -> tuple[int, int]:
     """The ratings the C# method returned for a golden row."""
     return int(row["new_rating_a"]), int(row["new_rating_b"])
+
+
+def within_range(ratings: tuple[int, int]) -> tuple[int, int]:
+    """A C# result as the port must give it: every rating held inside [MIN_RATING, MAX_RATING].
+
+    The C# method has no rating range; the port clamps each update into it so that no rule set can
+    push a rating where later matches would be refused (``docs/rules.md``, "The rating range").
+    Inside the range the two agree exactly.
+    """
+    a, b = (min(max(r, MIN_RATING), MAX_RATING) for r in ratings)
+    return a, b

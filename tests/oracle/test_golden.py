@@ -12,7 +12,7 @@ from sedma_elo.core.compat import calculate_new_ratings
 
 from . import csharp
 from .cases import rate_case
-from .golden import GOLDEN, RULES, case, read, result, shared
+from .golden import GOLDEN, RULES, case, read, result, shared, within_range
 from .kernel_pairs import kernel_rate_many
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,9 +37,12 @@ def test_golden_files_have_every_kind_of_row() -> None:
 def test_rate_reproduces_every_golden_row(rules: str) -> None:
     """rate() (its fast result and its explanation) gives the C# method's ratings on every golden row."""
     rows = _rows(rules)
-    fast = [(i, rate_case(case(r), RULES[rules]), result(r)) for i, r in enumerate(rows)]
+    fast = [(i, rate_case(case(r), RULES[rules]), within_range(result(r))) for i, r in enumerate(rows)]
     assert [x for x in fast if x[1] != x[2]] == []
-    explained = [(i, rate_case(case(r), RULES[rules], explained=True), result(r)) for i, r in enumerate(rows)]
+    explained = [
+        (i, rate_case(case(r), RULES[rules], explained=True), within_range(result(r)))
+        for i, r in enumerate(rows)
+    ]
     assert [x for x in explained if x[1] != x[2]] == []
 
 
@@ -48,13 +51,22 @@ def test_kernel_reproduces_every_golden_row(rules: str) -> None:
     """The batch kernel gives the C# method's ratings on every golden row."""
     rows = _rows(rules)
     got = kernel_rate_many([case(r) for r in rows], RULES[rules])
-    assert [(i, g) for i, (g, r) in enumerate(zip(got, rows, strict=True)) if g != result(r)] == []
+    assert [
+        (i, g) for i, (g, r) in enumerate(zip(got, rows, strict=True)) if g != within_range(result(r))
+    ] == []
 
 
 def test_drop_in_reproduces_every_reference_row() -> None:
     """calculate_new_ratings gives the C# method's ratings on every reference-rules row."""
     rows = _rows("reference")
-    assert [r for r in rows if calculate_new_ratings(*case(r)) != result(r)] == []
+    assert [r for r in rows if calculate_new_ratings(*case(r)) != within_range(result(r))] == []
+
+
+def test_limit_rows_reach_past_the_range_where_the_port_holds_the_limit() -> None:
+    """Some ``limits`` rows have a C# result beyond +-50,000: the comparisons above check the clamp there."""
+    rows = [r for r in read("discriminating_vectors.csv") if r["case"] == "limits"]
+    beyond = [r for r in rows if within_range(result(r)) != result(r)]
+    assert 0 < len(beyond) < len(rows)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +90,7 @@ def test_python_arithmetic_options_equal_the_changed_csharp_method(
     csharp.require_mono()
     rows = _rows("odd_k")
     cases = [case(r) for r in rows]
-    expected = csharp.Oracle(csharp.build("odd_k", variant)).rate_many(cases)
+    expected = [within_range(e) for e in csharp.Oracle(csharp.build("odd_k", variant)).rate_many(cases)]
     rules = RULES["odd_k"].replace(**change)
     assert [c for c, e in zip(cases, expected, strict=True) if rate_case(c, rules) != e] == []
     assert kernel_rate_many(cases, rules) == expected
