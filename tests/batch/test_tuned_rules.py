@@ -21,8 +21,12 @@ MATCHES = [
 
 
 def test_both_tuned_files_are_found() -> None:
-    """docs/ holds the plain and the zero-sum tuned rule sets, and both compute K from games played."""
-    assert [p.name for p in TUNED] == ["atp_tuned_rules.toml", "atp_tuned_zero_sum_rules.toml"]
+    """docs/ holds the plain, the fair and the zero-sum tuned rule sets; each computes K from games played."""
+    assert [p.name for p in TUNED] == [
+        "atp_fair_tuned_rules.toml",
+        "atp_tuned_rules.toml",
+        "atp_tuned_zero_sum_rules.toml",
+    ]
     assert all(load_rules(p).uses_games_played for p in TUNED)
 
 

@@ -23,7 +23,11 @@ from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-TUNED = [DOCS / "atp_tuned_rules.toml", DOCS / "atp_tuned_zero_sum_rules.toml"]
+TUNED = [
+    DOCS / "atp_tuned_rules.toml",
+    DOCS / "atp_tuned_zero_sum_rules.toml",
+    DOCS / "atp_fair_tuned_rules.toml",
+]
 #: Valid rules whose re-rate the test makes fail midway (the engine keeps every rating of a valid
 #: rule set in range, so a refusal is injected: see the test).
 EXPLOSIVE = dataclasses.replace(REFERENCE_RULES, name="explosive")
