@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from sedma_elo import HistoryError, Match, PlayerStats
-from sedma_elo.batch import history as history_module
 from sedma_elo.batch.history import (
     COLUMNS,
     DRAW,
@@ -21,6 +20,7 @@ from sedma_elo.batch.history import (
     read_matches,
     write_matches,
 )
+from sedma_elo.batch.history import csvfile as csv_reader
 
 HEADER = ",".join(COLUMNS)
 GOOD_ROWS = [
@@ -351,8 +351,8 @@ def test_fast_and_general_readers_agree(tmp_path: Path) -> None:
     rows.append("id-x,2024-01-01,p1,p1,a,0,0,0,0,0,0,0,0")
     fast_path = _csv(tmp_path, rows, name="fast.csv")
     general = _csv(tmp_path, [rows[0].replace("id-0", '"id-0"'), *rows[1:]], name="general.csv")
-    assert history_module._fast_csv(fast_path.read_bytes(), True) is not None  # the compiled path is taken
-    assert history_module._fast_csv(general.read_bytes(), True) is None  # quotes: the csv module
+    assert csv_reader._fast_csv(fast_path.read_bytes(), True) is not None  # the compiled path is taken
+    assert csv_reader._fast_csv(general.read_bytes(), True) is None  # quotes: the csv module
     fast, fast_errors = load_history(fast_path, skip_bad=True)
     slow, slow_errors = load_history(general, skip_bad=True)
     assert [str(e) for e in fast_errors] == [str(e) for e in slow_errors]
@@ -421,7 +421,7 @@ def test_fast_path_leaves_control_bytes_to_the_general_reader(tmp_path: Path) ->
     """An ASCII file with a control byte or '/' is not taken by the compiled path, which cannot explain it."""
     for n, text in enumerate(("m\x019", "m/9")):
         path = _csv(tmp_path, [*GOOD_ROWS[:2], GOOD_ROWS[2].replace("m3", text)], name=f"c{n}.csv")
-        assert history_module._fast_csv(path.read_bytes(), True) is None
+        assert csv_reader._fast_csv(path.read_bytes(), True) is None
         assert (_error(path).field, _error(path).line) == ("match_id", 4)
 
 
