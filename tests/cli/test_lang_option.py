@@ -25,6 +25,28 @@ def test_rate_explains_in_german() -> None:
     assert "3 gewonnene Runden mit 16 Punkten bringen 3 × 0,05 = +0,15" in result.stdout
 
 
+def test_rate_table_in_german() -> None:
+    """`rate --lang de` titles and labels its table in German, with German decimal marks."""
+    result = runner.invoke(app, [*FLAGS, "--lang", "de"])
+    assert result.exit_code == 0, result.output
+    for label in ("Wertungsänderung (reference@1.0)", "Wertung vorher", "Bonus mit 16 Punkten", "Ausgang"):
+        assert label in result.stdout, label
+    assert "Sieg" in result.stdout and "Niederlage" in result.stdout
+    assert "3 x 0,05 = +0,15" in result.stdout
+    assert "rating before" not in result.stdout
+
+
+def test_rate_explains_variant_reasons_in_italian() -> None:
+    """`rate --lang it` with K by games played says why K is what it is in Italian."""
+    rules = Path(__file__).resolve().parents[2] / "docs" / "atp_tuned_rules.toml"
+    result = runner.invoke(app, [*FLAGS, "--lang", "it", "--rules", str(rules), "--games-a", "3"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "moltiplicato per 1,72144 per un nuovo giocatore (3 < 26 partite)" in text
+    assert "margine di vittoria: dominanza" in text.lower()
+    assert "new player" not in text and "margin of victory" not in text
+
+
 def test_rate_json_explanation_follows_lang() -> None:
     """`rate --json --lang zh` keeps every number and puts Chinese sentences in `explanation`."""
     english = json.loads(runner.invoke(app, [*FLAGS, "--json"]).stdout)

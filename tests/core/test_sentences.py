@@ -110,7 +110,7 @@ def test_small_gaps_are_not_called_stronger() -> None:
 
 
 def test_k_reasons_of_the_tiers_are_translated() -> None:
-    """The rules' tier reasons are translated with their numbers; other reasons stay as written."""
+    """The rules' reasons are translated with their numbers; a text the rules do not write stays as it is."""
     tr = translations("it")
     assert k_reason_text("rating 1000 is below 1200", tr) == "la valutazione 1000 è sotto 1200"
     assert k_reason_text("rating 1500 is in [1200, 1800)", tr) == "la valutazione 1500 è in [1200, 1800)"
@@ -118,4 +118,8 @@ def test_k_reasons_of_the_tiers_are_translated() -> None:
         k_reason_text("rating 2300 is at or above 2200", tr)
         == "la valutazione 2300 è pari o superiore a 2200"
     )
-    assert k_reason_text("K by games played: 250 / (3 + 5)^0.4", tr) == "K by games played: 250 / (3 + 5)^0.4"
+    assert (
+        k_reason_text("K by games played: 250 / (3 + 5)^0.4 floored at 0 = 108.8", tr)
+        == "K per partite giocate: 250 / (3 + 5)^0,4 con minimo 0 = 108,8"
+    )
+    assert k_reason_text("K by mood: 250", tr) == "K by mood: 250"

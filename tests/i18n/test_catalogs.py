@@ -46,10 +46,12 @@ SOURCE = _source_messages()
 
 
 def test_the_sources_have_messages() -> None:
-    """Extraction finds the pages' and the sentences' messages (a broken babel.cfg would find none)."""
+    """Extraction finds the messages of the pages, the sentences, the rules' reasons and the CLI tables."""
     assert "Leaderboard" in SOURCE
     assert ("{count} 16er", "{count} 16ers") in SOURCE
     assert "K is {k}: {reason}." in SOURCE
+    assert "rating floor: raised from {after} to {kept}" in SOURCE  # core/reasons.py
+    assert "rating before" in SOURCE  # the `rate` table (cli/explanation.py)
     assert len(SOURCE) > 150
 
 

@@ -74,3 +74,19 @@ def test_changes_are_found_under_either_key() -> None:
     assert _changes_of({"players": [{"b": 2}]}) == [{"b": 2}]
     assert _changes_of({"explanation": {"players": [{"c": 3}]}}) == [{"c": 3}]
     assert _changes_of({"voided": True}) == []
+
+
+def test_variant_reason_and_notes_read_in_the_reader_s_language() -> None:
+    """A stored zero-sum explanation shows its K reason and notes in Slovak on the match page."""
+    from sedma_elo import REFERENCE_RULES, Match, rate
+    from sedma_elo.core.explain import change_to_dict
+    from sedma_elo.i18n import translations
+
+    rules = REFERENCE_RULES.replace(zero_sum=True, rating_floor=995)
+    result = rate(Match.single("x", "y", "a"), {"x": 1000, "y": 1000}, rules)
+    view = _normalized(change_to_dict(result, "y"), translations("sk"))
+    assert (
+        view["k_reason_text"] == "nulový súčet: priemer K hráčov; vlastné K 40 (hodnotenie 1000 je pod 1200)"
+    )
+    assert "Dolná hranica hodnotenia: zvýšené z 980 na 995." in view["sentences"]
+    assert not any("zero-sum" in s for s in view["sentences"])

@@ -19,22 +19,20 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.padding import Padding
 from rich.table import Table
-from rich.text import Text
 
 from .. import REFERENCE_RULES, Match, PlayerStats, RatingResult, Rules, load_rules, rate
 from ..core.coefficients import TABLE_DOCS, by_key
 from ..core.engine import check_games_played
-from ..core.explain import explain_player, result_to_dict
+from ..core.explain import result_to_dict
 from ..core.fold import RatingState, fold
 from ..core.matchjson import parse_json_text, rate_request_from_json
 from ..core.model import STAT_FIELDS, Winner, check_count, check_rating
-from ..core.sentences import ENGLISH, Translator
 from ..errors import ValidationError
 from ..i18n import check_language, localized_changes, translations
 from . import app
 from .errors import fail, user_errors
+from .explanation import print_explanation
 from .options import OutOption, RulesOption, one_path
 
 console = Console()
@@ -219,79 +217,6 @@ def _per_player(
                 )
             out.update(zip(team, (check(flag, v) for v in given), strict=True))
     return out
-
-
-# ---------------------------------------------------------------------------- explanation table
-_BONUS_LABELS = {
-    "won_by_16": "16er bonus",
-    "won_by_24": "24er bonus",
-    "won_by_4_and_last": "4-and-last bonus",
-}
-
-
-def print_explanation(result: RatingResult, out: Console, translator: Translator = ENGLISH) -> None:
-    """Print ``result`` as a table (one column per player) followed by each player's sentences.
-
-    The sentences are in ``translator``'s language; the table's labels are English.
-    """
-    data = result_to_dict(result)
-    table = Table(title=f"Rating change ({data['rules']})", show_lines=False)
-    table.add_column("", style="bold")
-    players: list[dict[str, Any]] = data["players"]
-    for p in players:
-        table.add_column(f"{p['player_id']} ({p['side']})", justify="right")
-
-    def row(label: str, cells: list[str]) -> None:
-        table.add_row(label, *cells)
-
-    row("outcome", [p["outcome"] for p in players])
-    row("rating before", [str(p["rating_before"]) for p in players])
-    row("K", [str(p["k"]) for p in players])
-    row("expected score", [f"{p['expected']:.4f}" for p in players])
-    row("base score", [_g(p["score"]["base"]) for p in players])
-    for kind, label in _BONUS_LABELS.items():
-        row(label, [_term(p["score"]["bonuses"][kind], "per_round") for p in players])
-    row("bonus kept", [_kept(p["score"]) for p in players])
-    row("malus", [_term(p["score"]["malus"], "per_bad_move", sign="-") for p in players])
-    row("score before clamp", [_g(p["score"]["unclamped"]) for p in players])
-    row("clamp", [_clamp(p["score"]) for p in players])
-    row("adjusted score", [_g(p["score"]["adjusted"]) for p in players])
-    row("change (unrounded)", [f"{p['change']:+.4f}" for p in players])
-    row("rating after", [f"{p['rating_after']} ({p['delta']:+d})" for p in players])
-    out.print(table)
-    for p in players:
-        out.print()
-        out.print(f"[bold]{p['player_id']}[/bold]")
-        for sentence in explain_player(result, p["player_id"], translator=translator):
-            out.print(Padding(Text(sentence), (0, 0, 0, 2), expand=False))
-
-
-def _g(x: float) -> str:
-    return f"{x:.4f}".rstrip("0").rstrip(".") or "0"
-
-
-def _term(t: dict[str, Any], per: str, sign: str = "+") -> str:
-    if t["count"] == 0:
-        return "-"
-    text = f"{t['count']} x {_g(t[per])} = {sign}{_g(t['value'])}"
-    return text + f" (capped at {_g(t['cap'])})" if t["capped"] else text
-
-
-def _kept(score: dict[str, Any]) -> str:
-    if not score["bonus_total"]:
-        return "-"
-    return f"{_g(score['bonus_scale'] * 100)}% = +{_g(score['bonus_scaled'])}"
-
-
-def _clamp(score: dict[str, Any]) -> str:
-    if score["clamp"] == "none":
-        return "-"
-    text = f"to {'max' if score['clamp'] == 'max' else 'min'} {_g(score['adjusted'])}"
-    if score["bonus_erased"]:
-        text += f", erased bonus {_g(score['bonus_erased'])}"
-    if score["malus_erased"]:
-        text += f", erased malus {_g(score['malus_erased'])}"
-    return text
 
 
 # ---------------------------------------------------------------------------- rules

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import ValidationError
+from . import reasons
 from .formula import (
     BonusTerm,
     MalusTerm,
@@ -373,8 +374,9 @@ def _rate_explained(
         margin = dom_a - dom_b if match.winner == "a" else dom_b - dom_a if match.winner == "b" else 0.0
         multiplier = rules.margin_multiplier(margin)
         match_notes.append(
-            f"margin of victory: dominance {dom_a:g} (a) vs {dom_b:g} (b), margin {margin:g},"
-            f" K times {multiplier:.4g}"
+            reasons.NOTE_MARGIN.format(
+                a=f"{dom_a:g}", b=f"{dom_b:g}", margin=f"{margin:g}", multiplier=f"{multiplier:.4g}"
+            )
         )
     sides = (
         ("a", match.team_a, before_a, team_a, team_b, expected_a, outcome_a),
@@ -392,10 +394,7 @@ def _rate_explained(
     shared: tuple[float, float] | None = None
     if rules.zero_sum:
         shared = zero_sum_change(match, ks, scores, expected_a)
-        match_notes.append(
-            f"zero-sum: shared K {shared[0]:.4g} (mean of the players' K), transfer score {shared[1]:.4g}"
-            " (mean of side a's adjusted score and 1 - side b's)"
-        )
+        match_notes.append(reasons.NOTE_ZERO_SUM.format(k=f"{shared[0]:.4g}", score=f"{shared[1]:.4g}"))
     changes = []
     half_up = rules.rounding == "half_up"
     for side, team, before, own, other, expected, _ in sides:
@@ -405,7 +404,7 @@ def _rate_explained(
             notes = list(match_notes)
             if shared is not None:
                 # The K actually applied is the shared one; the player's own K is in the reason.
-                k_reason = f"zero-sum: the mean of the players' K; own K {k:.4g} ({k_reason})"
+                k_reason = reasons.K_ZERO_SUM.format(k=f"{k:.4g}", reason=k_reason)
                 k = shared[0]
                 change_a = shared[0] * (shared[1] - expected_a)
                 moved = round_rating(change_a, half_up)
@@ -417,10 +416,11 @@ def _rate_explained(
             kept = clamp_rating(after, rules.rating_floor)
             if kept != after:
                 if kept == rules.rating_floor:
-                    notes.append(f"rating floor: raised from {after} to {kept}")
+                    notes.append(reasons.NOTE_FLOOR.format(after=after, kept=kept))
                 else:
-                    span = f"[{MIN_RATING}, {MAX_RATING}]"
-                    notes.append(f"rating range: {after} is outside {span}, kept at {kept}")
+                    notes.append(
+                        reasons.NOTE_RANGE.format(after=after, low=MIN_RATING, high=MAX_RATING, kept=kept)
+                    )
                 after = kept
             changes.append(
                 PlayerChange(

@@ -75,6 +75,7 @@ from .sentences import (
     erased,
     headline,
     k_sentence,
+    note_sentence,
     score_lines,
 )
 
@@ -153,7 +154,7 @@ def change_to_json(result: RatingResult, player_id: str) -> str:
         k_line,
         name[1:-1].join(score.sentences),
         json_string(change_sentence(change)),
-        *(json_string(note[:1].upper() + note[1:] + ".") for note in change.notes),
+        *(json_string(note_sentence(note)) for note in change.notes),
     ]
     # The keys in change_to_dict's order.
     return (

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from . import reasons
 from .coefficients import MAX_RATING, MIN_RATING
 
 if TYPE_CHECKING:
@@ -67,17 +68,17 @@ def k_factor(rules: Rules, rating: int) -> int:
 
 
 def k_reason(rules: Rules, rating: int) -> str:
-    """A short sentence saying why :func:`k_factor` chose its K."""
+    """A short sentence saying why :func:`k_factor` chose its K (a template of ``core/reasons.py``)."""
     previous: int | None = None
     for tier in rules.k_tiers:
         if rating < tier.below:
             if previous is None:
-                return f"rating {rating} is below {tier.below}"
-            return f"rating {rating} is in [{previous}, {tier.below})"
+                return reasons.K_TIER_BELOW.format(rating=rating, bound=tier.below)
+            return reasons.K_TIER_IN.format(rating=rating, low=previous, bound=tier.below)
         previous = tier.below
     if previous is None:
-        return "a single K for every rating"
-    return f"rating {rating} is at or above {previous}"
+        return reasons.K_SINGLE
+    return reasons.K_TIER_ABOVE.format(rating=rating, low=previous)
 
 
 def k_games(rules: Rules, games: int) -> float:
@@ -117,20 +118,25 @@ def k_explained(rules: Rules, rating: int, games: int | None) -> str:
     reason = k_reason(rules, rating)
     if rules.k_mode != "rating":
         assert games is not None
-        g = k_games(rules, games)
-        curve = (
-            f"{rules.k_games_a:g} / ({games} + {rules.k_games_b:g})^{rules.k_games_c:g}"
-            f" floored at {rules.k_games_min:g} = {g:.4g}"
+        curve = reasons.K_CURVE.format(
+            a=f"{rules.k_games_a:g}",
+            games=games,
+            b=f"{rules.k_games_b:g}",
+            c=f"{rules.k_games_c:g}",
+            floor=f"{rules.k_games_min:g}",
+            value=f"{k_games(rules, games):.4g}",
         )
         if rules.k_mode == "games":
-            reason = f"K by games played: {curve}"
+            reason = reasons.K_BY_GAMES.format(curve=curve)
         else:
-            tier = k_factor(rules, rating)
-            reason = f"{rules.k_mode} of the tier K {tier} ({reason}) and K by games {curve}"
+            template = reasons.K_COMBINED[rules.k_mode]
+            reason = template.format(tier=k_factor(rules, rating), reason=reason, curve=curve)
     if games is not None and games < rules.k_new_player_games:
-        reason += (
-            f"; times {rules.k_new_player_multiplier:g} for a new player"
-            f" ({games} < {rules.k_new_player_games} games)"
+        reason = reasons.K_NEW_PLAYER.format(
+            reason=reason,
+            multiplier=f"{rules.k_new_player_multiplier:g}",
+            games=games,
+            needed=rules.k_new_player_games,
         )
     return reason
 

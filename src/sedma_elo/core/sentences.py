@@ -20,14 +20,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from .engine import BonusTerm, MalusTerm, PlayerChange, ScoreBreakdown
+from .reasons import N_, NESTED, parse
 
 __all__ = [
     "ENGLISH",
+    "N_",
     "SIMILAR_RATING",
     "Translator",
     "change_from_dict",
     "change_sentences",
+    "decimal",
     "k_reason_text",
+    "note_sentence",
 ]
 
 _MINUS = "\u2212"
@@ -52,11 +56,6 @@ class Translator(Protocol):
 ENGLISH: Translator = gettext.NullTranslations()
 
 
-def N_(message: str) -> str:
-    """Marks a message for the catalogs (``make messages``) where it is defined, not translated."""
-    return message
-
-
 def Np_(singular: str, plural: str) -> tuple[str, str]:
     """Marks a singular/plural pair for the catalogs (see :func:`N_`)."""
     return singular, plural
@@ -67,10 +66,20 @@ _NAMES = frozenset({"who", "you", "name", "mates", "opponents", "first", "second
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")
 
 
+def _mark(tr: Translator) -> str:
+    # Translators: the number one half as your language writes it; its middle is the decimal mark.
+    return tr.gettext("0.5")[1:-1] or "."
+
+
+def decimal(text: str, tr: Translator = ENGLISH) -> str:
+    """``text`` with each decimal point between two digits written as ``tr``'s language does."""
+    mark = _mark(tr)
+    return text if mark == "." else _DECIMAL.sub(mark, text)
+
+
 def _say(tr: Translator, message: str, **fields: Any) -> str:
     """``message`` translated, its fields filled in; numbers take the language's decimal mark."""
-    # Translators: the number one half as your language writes it; its middle is the decimal mark.
-    mark = tr.gettext("0.5")[1:-1] or "."
+    mark = _mark(tr)
     if mark != ".":
         fields = {k: v if k in _NAMES else _DECIMAL.sub(mark, str(v)) for k, v in fields.items()}
     return tr.gettext(message).format(**fields)
@@ -89,36 +98,35 @@ def _and(tr: Translator, names: Sequence[str]) -> str:
     return text
 
 
-# ---------------------------------------------------------------------------- K
-_TIER_REASONS = (
-    (re.compile(r"rating (-?\d+) is below (-?\d+)"), N_("rating {rating} is below {bound}")),
-    (re.compile(r"rating (-?\d+) is in \[(-?\d+), (-?\d+)\)"), N_("rating {rating} is in [{low}, {bound})")),
-    (re.compile(r"rating (-?\d+) is at or above (-?\d+)"), N_("rating {rating} is at or above {low}")),
-)
-
-
+# ---------------------------------------------------------------------------- K and notes
 def k_reason_text(reason: str, tr: Translator = ENGLISH) -> str:
-    """The rules' reason for a K (``Rules.k_reason``) in ``tr``'s language.
+    """The rules' reason for a K (``PlayerChange.k_reason``) in ``tr``'s language.
 
-    The tier reasons of the rating-tiered K are translated; reasons of other K variants (games
-    played, zero-sum) are returned as the rules wrote them.
+    Every reason the engine writes (:mod:`sedma_elo.core.reasons`: tiers, games curve, new players,
+    zero-sum) is translated with its numbers; any other text is returned as it is.
     """
-    if reason == "a single K for every rating":
-        return tr.gettext("a single K for every rating")
-    for pattern, message in _TIER_REASONS:
-        found = pattern.fullmatch(reason)
-        if found:
-            values = found.groups()
-            if len(values) == 3:
-                return _say(tr, message, rating=values[0], low=values[1], bound=values[2])
-            key = "bound" if "{bound}" in message else "low"
-            return _say(tr, message, rating=values[0], **{key: values[1]})
-    return reason
+    found = parse(reason)
+    if found is None:
+        return reason
+    template, fields = found
+    for key in NESTED.intersection(fields):
+        fields[key] = k_reason_text(fields[key], tr)
+    return _say(tr, template, **fields)
+
+
+def note_sentence(note: str, tr: Translator = ENGLISH) -> str:
+    """One of the rules' notes on a variant (``PlayerChange.notes``) as a sentence in ``tr``'s language."""
+    return _end(tr, k_reason_text(note, tr))
 
 
 def k_sentence(k: float, reason: str, tr: Translator = ENGLISH) -> str:
     """``"K is 40: rating 1000 is below 1200."``"""
-    return _say(tr, "K is {k}: {reason}.", k=k, reason=k_reason_text(reason, tr))
+    return _say(tr, "K is {k}: {reason}.", k=k_text(k), reason=k_reason_text(reason, tr))
+
+
+def k_text(k: float) -> str:
+    """K as the sentences print it: an int as it is, a float K (games curve, multipliers) to 4 places."""
+    return str(k) if isinstance(k, int) else plain(k, 4)
 
 
 # ---------------------------------------------------------------------------- the headline
@@ -367,7 +375,7 @@ def change_sentence(change: PlayerChange, tr: Translator = ENGLISH) -> str:
     formula = _say(
         tr,
         "Change: K × (score − expected) = {k} × ({score} − {expected})",
-        k=change.k,
+        k=k_text(change.k),
         score=plain(change.score.adjusted),
         expected=f"{change.expected:.2f}",
     )
@@ -411,7 +419,7 @@ def change_sentences(
         k_sentence(change.k, change.k_reason, translator),
         *score_lines(change.score, name, translator, cleared),
         change_sentence(change, translator),
-        *(note[:1].upper() + note[1:] + "." for note in change.notes),
+        *(note_sentence(note, translator) for note in change.notes),
     ]
 
 
