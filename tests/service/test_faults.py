@@ -70,6 +70,7 @@ def test_reposting_a_voided_match_answers_that_it_is_voided(api: Api) -> None:
     assert again.json() == api.get("/v1/matches/v-1").json()
 
 
+@pytest.mark.faults
 def test_a_stalled_writer_answers_503_with_retry_after_then_the_repeat_lands(tmp_path: object) -> None:
     """Write lock held past ``write_timeout``: 503 + Retry-After (JSON); once free, the repeat lands."""
     for api in make_api(f"sqlite:///{tmp_path}/ledger.db", write_timeout=0.5):
@@ -82,6 +83,9 @@ def test_a_stalled_writer_answers_503_with_retry_after_then_the_repeat_lands(tmp
         again = api.post(single("s-1"))
         assert again.status_code in (200, 201), again.text
         assert api.get("/v1/matches/s-1").status_code == 200
+        ledger: Any = api.client.app.state.ledger  # type: ignore[attr-defined]
+        assert [m.match_id for _, m in ledger.ledger()] == ["s-1"]  # applied once
+        assert ledger.verify().ok
 
 
 def test_a_full_write_queue_refuses_at_once(tmp_path: object) -> None:
