@@ -155,3 +155,29 @@ def test_the_longest_rules_text_allowed_fits_the_rules_route_body_limit(api: Api
     assert len(text) <= 20_000
     r = api.admin("/v1/admin/rules", {"rules_toml": text})
     assert r.status_code == 422, r.text
+
+
+@pytest.mark.parametrize("path", ["/v1/admin/keys", "/v1/admin/rules"])
+def test_a_body_that_is_not_utf8_answers_422_on_the_admin_routes(api: Api, path: str) -> None:
+    """Bytes that are not UTF-8 get 422 naming the body (FastAPI answered an undocumented 400)."""
+    r = _raw_post(api, path, b"\xff\xfe{", "application/json", api.admin_key)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body"]
+
+
+@pytest.mark.parametrize("activate", [0, 1, "true"])
+def test_rules_activate_must_be_a_json_boolean(api: Api, activate: object) -> None:
+    """``activate: 0`` is refused (422 naming it), not read as false; no version is added."""
+    before = api.get("/v1/versions").json()
+    r = api.admin("/v1/admin/rules", {"rules_toml": "", "activate": activate})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"][-1] == "activate"
+    assert api.get("/v1/versions").json() == before
+
+
+def test_a_405_names_every_method_of_the_path_in_allow(api: Api) -> None:
+    """/v1/admin/keys serves GET and POST: a PUT is 405 with ``Allow: GET, POST`` and a JSON body."""
+    r = api.client.put("/v1/admin/keys", headers=api.headers(api.admin_key))
+    assert r.status_code == 405
+    assert r.headers["allow"] == "GET, POST"
+    assert "detail" in r.json()

@@ -104,14 +104,19 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_body(500, "internal server error")
 
 
+#: The methods a 405's ``Allow`` may name (the API serves no others).
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
 def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
     """Every method some route of ``app`` serves on the request's path (Starlette names only the first's)."""
-    methods: set[str] = set()
-    for route in app.router.routes:
-        match, _ = route.matches({**request.scope, "method": ""})
-        if match is not Match.NONE:
-            methods |= getattr(route, "methods", None) or set()
-    return sorted(methods)
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in app.router.routes
+        )
+    ]
 
 
 class StorageFaults:
