@@ -14,6 +14,7 @@
     |   +-- PermissionDeniedError   a valid key without the needed scope
     +-- RateLimitError              a key sent more requests than its rate limit allows
     +-- UnavailableError            the service cannot take the request now (overload, a stall)
+        +-- StorageUnavailableError the database cannot store or answer now (disk full, connection lost)
 
 Only the API edge maps these to HTTP status codes; the library never imports the web layer.
 """
@@ -31,6 +32,7 @@ __all__ = [
     "RateLimitError",
     "RulesError",
     "SedmaEloError",
+    "StorageUnavailableError",
     "UnavailableError",
     "ValidationError",
 ]
@@ -110,3 +112,16 @@ class UnavailableError(SedmaEloError):
     def __init__(self, message: str, *, retry_after: float) -> None:
         self.retry_after = retry_after
         super().__init__(message)
+
+
+class StorageUnavailableError(UnavailableError):
+    """The database cannot store or answer now: a full disk, a lost or refused connection.
+
+    ``kind`` names the failure (``"disk full"``, ``"connection lost"``...) so that logs can count
+    failures by kind. Nothing was stored by the request that met it (the transaction rolled
+    back); repeating it later is safe.
+    """
+
+    def __init__(self, message: str, *, kind: str, retry_after: float = 5.0) -> None:
+        self.kind = kind
+        super().__init__(message, retry_after=retry_after)

@@ -14,6 +14,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from sedma_elo.core.ids import (
     ID_PATTERN,
+    ID_PREFIX_PATTERN,
     MAX_ID_LENGTH,
     REFUSED_RANGES,
     all_valid,
@@ -140,6 +141,18 @@ def test_pattern_agrees_with_id_problem(text: str) -> None:
     """ID_PATTERN (for OpenAPI) accepts exactly the NFC texts the rule accepts."""
     text = unicodedata.normalize("NFC", text)
     assert (re.fullmatch(ID_PATTERN, text) is not None and len(text) >= 1) == (id_problem(text) is None)
+
+
+@given(any_text)
+def test_prefix_pattern_agrees_with_check_id_prefix(text: str) -> None:
+    """ID_PREFIX_PATTERN (for OpenAPI) accepts exactly the NFC prefixes check_id_prefix accepts."""
+    text = unicodedata.normalize("NFC", text)
+    try:
+        check_id_prefix("prefix", text)
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert (re.fullmatch(ID_PREFIX_PATTERN, text) is not None) == accepted
 
 
 @pytest.mark.parametrize("text", ["alice", "a b", "team/alice", "a\u202eb", "a\u0085", " a", "x\U000e0001"])

@@ -42,6 +42,7 @@ def _body(i: int) -> dict[str, object]:
 
 
 @pytest.mark.slow
+@pytest.mark.faults
 def test_kill_9_loses_nothing_acknowledged(db_url: str) -> None:
     """Four posting threads; SIGKILL after 100 acknowledgements; restart, re-post all, verify."""
     db = open_database(db_url)

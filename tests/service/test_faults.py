@@ -70,6 +70,7 @@ def test_reposting_a_voided_match_answers_that_it_is_voided(api: Api) -> None:
     assert again.json() == api.get("/v1/matches/v-1").json()
 
 
+@pytest.mark.faults
 def test_a_stalled_writer_answers_503_with_retry_after_then_the_repeat_lands(tmp_path: object) -> None:
     """Write lock held past ``write_timeout``: 503 + Retry-After (JSON); once free, the repeat lands."""
     for api in make_api(f"sqlite:///{tmp_path}/ledger.db", write_timeout=0.5):
@@ -82,6 +83,9 @@ def test_a_stalled_writer_answers_503_with_retry_after_then_the_repeat_lands(tmp
         again = api.post(single("s-1"))
         assert again.status_code in (200, 201), again.text
         assert api.get("/v1/matches/s-1").status_code == 200
+        ledger: Any = api.client.app.state.ledger  # type: ignore[attr-defined]
+        assert [m.match_id for _, m in ledger.ledger()] == ["s-1"]  # applied once
+        assert ledger.verify().ok
 
 
 def test_a_full_write_queue_refuses_at_once(tmp_path: object) -> None:
@@ -151,3 +155,29 @@ def test_the_longest_rules_text_allowed_fits_the_rules_route_body_limit(api: Api
     assert len(text) <= 20_000
     r = api.admin("/v1/admin/rules", {"rules_toml": text})
     assert r.status_code == 422, r.text
+
+
+@pytest.mark.parametrize("path", ["/v1/admin/keys", "/v1/admin/rules"])
+def test_a_body_that_is_not_utf8_answers_422_on_the_admin_routes(api: Api, path: str) -> None:
+    """Bytes that are not UTF-8 get 422 naming the body (FastAPI answered an undocumented 400)."""
+    r = _raw_post(api, path, b"\xff\xfe{", "application/json", api.admin_key)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body"]
+
+
+@pytest.mark.parametrize("activate", [0, 1, "true"])
+def test_rules_activate_must_be_a_json_boolean(api: Api, activate: object) -> None:
+    """``activate: 0`` is refused (422 naming it), not read as false; no version is added."""
+    before = api.get("/v1/versions").json()
+    r = api.admin("/v1/admin/rules", {"rules_toml": "", "activate": activate})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"][-1] == "activate"
+    assert api.get("/v1/versions").json() == before
+
+
+def test_a_405_names_every_method_of_the_path_in_allow(api: Api) -> None:
+    """/v1/admin/keys serves GET and POST: a PUT is 405 with ``Allow: GET, POST`` and a JSON body."""
+    r = api.client.put("/v1/admin/keys", headers=api.headers(api.admin_key))
+    assert r.status_code == 405
+    assert r.headers["allow"] == "GET, POST"
+    assert "detail" in r.json()

@@ -90,3 +90,56 @@ def test_schema_documents_the_rule_as_a_pattern() -> None:
     schema = MatchIn.model_json_schema()
     player_a = next(s for s in schema["properties"]["player_a"]["anyOf"] if s.get("type") == "string")
     assert player_a["pattern"] == ID_PATTERN and player_a["maxLength"] == 128
+
+
+_NFC = "Jos\u00e9"
+_NFD = "Jose\u0301"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/players/{}",
+        "/v1/players/{}/history",
+        "/v1/leaderboard/around/{}",
+        "/v1/recent-changes?players={}",
+    ],
+)
+def test_a_path_id_in_nfd_finds_the_player_stored_in_nfc(api: Api, path: str) -> None:
+    """``José`` sent as e + combining acute in the URL reads the same player as the NFC form."""
+    assert api.post(single("nfc-1", a=_NFC, b="bob")).status_code == 201
+    nfc = api.client.get(path.format(_NFC))
+    nfd = api.client.get(path.format(_NFD))
+    assert nfc.status_code == 200, nfc.text
+    assert (nfd.status_code, nfd.json()) == (200, nfc.json())
+
+
+def test_a_match_id_in_nfd_in_the_path_finds_the_match(api: Api) -> None:
+    """GET /v1/matches/{id} normalises the id as POST did."""
+    assert api.post(single(f"m-{_NFC}")).status_code == 201
+    r = api.client.get(f"/v1/matches/m-{_NFD}")
+    assert r.status_code == 200, r.text
+    assert r.json()["match_id"] == f"m-{_NFC}"
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("/v1/players/bo\u0085b", "player_id"),
+        ("/v1/players/al\u202eice/history", "player_id"),
+        ("/v1/leaderboard/around/\ufeffann", "player_id"),
+        ("/v1/matches/m\u200b1", "match_id"),
+    ],
+)
+def test_a_refused_character_in_a_path_id_answers_422_naming_it(api: Api, path: str, name: str) -> None:
+    """A control, format or bidi character in a path id is a 422 whose loc is ``path.<name>``."""
+    r = api.client.get(path)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["path", name]
+
+
+def test_the_player_page_normalises_its_id(api: Api) -> None:
+    """/players/José in NFD shows the NFC player; a refused character answers 422, not 404 or 500."""
+    assert api.post(single("nfc-2", a=_NFC, b="bob")).status_code == 201
+    assert api.client.get(f"/players/{_NFD}").status_code == 200
+    assert api.client.get("/players/bo\u202eb").status_code == 422

@@ -13,7 +13,7 @@ from sedma_elo.service import Ledger
 from sedma_elo.service.payload import submission_from_match
 from sedma_elo.storage import open_database
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.faults]
 
 
 def _kill_other_backends(url: str) -> int:
@@ -77,6 +77,9 @@ def test_every_read_route_recovers_after_the_backends_are_terminated(db_url: str
             after = {path: api.client.get(path).status_code for path in _read_routes()}
             assert after == before
         assert api.post(single("r-2", a="ann", b="bob")).status_code == 201
+        ledger: Any = api.client.app.state.ledger  # type: ignore[attr-defined]
+        assert [m.match_id for _, m in ledger.ledger()] == ["r-1", "r-2"]  # each once
+        assert ledger.verify().ok
 
 
 def test_readyz_answers_503_while_the_database_is_unreachable(db_url: str) -> None:

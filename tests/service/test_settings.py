@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,22 @@ from sedma_elo.errors import ValidationError
 from sedma_elo.service import ServiceSettings, create_app
 
 
-@pytest.mark.parametrize("key", ["short", "sk_short", "x" * 40])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "short",
+        "sk_short",
+        "x" * 40,
+        "sk_" + "a" * 29,  # issue 12 row 10: long enough, one character
+        "sk_" + " " * 29,  # outside the URL-safe alphabet (and unusable in a header)
+        "sk_" + "ab" * 20,  # two distinct characters
+        "sk_" + "abcdef" * 6,  # six distinct characters
+        "sk_" + secrets.token_urlsafe(32)[:28] + "+",  # one character outside the alphabet
+        "sk_" + secrets.token_urlsafe(32)[:28] + "é",
+    ],
+)
 def test_weak_admin_bootstrap_key_is_refused(key: str) -> None:
-    """A bootstrap admin key must be an sk_ key of at least 32 characters."""
+    """A bootstrap admin key must be a strong sk_ key (length, alphabet, distinct characters, entropy)."""
     with pytest.raises(ValidationError, match="admin_key"):
         create_app(ServiceSettings(admin_key=key))
 
@@ -37,7 +51,7 @@ def test_settings_read_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_bootstrap_admin_key_works_and_is_stored_hashed(tmp_path: Path) -> None:
     """A strong SEDMA_ELO_ADMIN_KEY is usable at once on admin routes, and only its hash is kept."""
-    key = "sk_" + "k" * 40
+    key = "sk_" + secrets.token_urlsafe(32)
     url = f"sqlite:///{tmp_path}/boot.db"
     with TestClient(create_app(ServiceSettings(database_url=url, admin_key=key))) as client:
         r = client.get("/v1/admin/keys", headers={"Authorization": f"Bearer {key}"})

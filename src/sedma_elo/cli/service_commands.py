@@ -118,9 +118,11 @@ def serve(
     os.environ["SEDMA_ELO_HOST"] = host
     os.environ["SEDMA_ELO_PORT"] = str(port)
     os.environ.update(SEDMA_ELO_ACCESS_LOG=str(access_log), SEDMA_ELO_LOG_FORMAT=log_format)
+    os.environ["SEDMA_ELO_PROCESSES"] = str(workers)  # the worker processes split db_max_connections
     try:
         settings = ServiceSettings()
         settings.check_secure()
+        settings.pool_sizes()  # a connection budget too small for the processes is refused here
     except (SedmaEloError, ValueError) as exc:
         raise fail(exc) from exc
     if create or demo:  # else a SQLite file that does not exist is refused just below

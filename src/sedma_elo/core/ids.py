@@ -28,6 +28,7 @@ from ..errors import ValidationError
 
 __all__ = [
     "ID_PATTERN",
+    "ID_PREFIX_PATTERN",
     "MAX_ID_LENGTH",
     "REFUSED_RANGES",
     "all_valid",
@@ -177,7 +178,7 @@ def check_id_prefix(field: str, value: object) -> str:
     return text
 
 
-def _pattern() -> str:
+def _pattern(*, prefix: bool = False) -> str:
     """The rule as a regular expression, for JSON Schema and OpenAPI (NFC aside).
 
     Python's ``re``, pydantic's Rust regex and ECMAScript all read it the same: ``\\uXXXX``
@@ -190,9 +191,13 @@ def _pattern() -> str:
 
     ranges = "".join(char(a) if a == b else f"{char(a)}-{char(b)}" for a, b in REFUSED_RANGES if a != 0xD800)
     inner = f"[^/{ranges}]"
+    if prefix:
+        return f"^{inner}+$"
     edge = f"[^/\\s{ranges}]"
     return f"^{edge}(?:{inner}*{edge})?$"
 
 
 #: :func:`id_problem` as a pattern (a regular expression for JSON Schema; lengths are separate).
 ID_PATTERN = _pattern()
+#: :func:`check_id_prefix` as a pattern (the start of an id may end with a space).
+ID_PREFIX_PATTERN = _pattern(prefix=True)

@@ -21,11 +21,11 @@ from ..web import router as web_pages
 from . import runtime
 from .api.asgi import BodyLimit, DirectRoute
 from .api.deps import Services
-from .api.errors import install_error_handlers
+from .api.errors import StorageFaults, install_error_handlers
 from .api.routes import ROUTERS, matches
 from .api.routes.matches import post_match, write_match
 from .api.schemas import RULES_BODY_BYTES
-from .auth import KeyCache, KeyGuard, RateLimiter, create_key
+from .auth import FailureLimiter, KeyCache, KeyGuard, MissCache, RateLimiter, create_key
 from .docs_ui import router as docs_ui_router
 from .ledger import Ledger
 from .observability import install_observability
@@ -55,8 +55,11 @@ class _ServiceApp(FastAPI):
 
 def _start(settings: ServiceSettings) -> Services:
     """Open the database (migrated, with a first ratings version) and start the writer."""
-    db = open_database(settings.database_url, pool_size=settings.pool_size)
-    ledger = Ledger(db, async_connections=settings.pool_size)
+    pools = settings.pool_sizes()
+    db = open_database(
+        settings.database_url, pool_size=pools.engine, fast_pool_size=pools.fast, max_overflow=pools.overflow
+    )
+    ledger = Ledger(db, async_connections=pools.async_reader)
     ledger.ensure_version()
     if settings.admin_key is not None:
         create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())
@@ -69,7 +72,11 @@ def _start(settings: ServiceSettings) -> Services:
     )
     writer.start()
     guard = KeyGuard(
-        db, RateLimiter(settings.rate_limit, settings.rate_burst), KeyCache(settings.key_cache_seconds)
+        db,
+        RateLimiter(settings.rate_limit, settings.rate_burst),
+        KeyCache(settings.key_cache_seconds),
+        FailureLimiter(settings.failed_auth_rate, settings.failed_auth_burst),
+        MissCache(settings.unknown_key_cache_seconds),
     )
     return Services(settings, db, ledger, writer, guard)
 
@@ -98,6 +105,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             yield
         finally:
             services.writer.stop()
+            services.guard.close()
             await services.ledger.reader.close()
             services.db.dispose()
 
@@ -110,15 +118,18 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, larger={"/v1/admin/rules": RULES_BODY_BYTES})
+    app.add_middleware(StorageFaults)  # around every route: a full disk or a lost database -> 503
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
     app.include_router(web_pages)
     app.include_router(docs_ui_router)
 
-    async def direct_write(headers: Headers, raw: bytes) -> Response:
+    async def direct_write(scope: Scope, raw: bytes) -> Response:
         services: Services = app.state.services
-        return await write_match(services.guard, services.writer, headers, raw)
+        client = scope.get("client")
+        address = client[0] if client else None
+        return await write_match(services.guard, services.writer, Headers(scope=scope), raw, address)
 
     # POST /v1/matches is declared once, by the router (what OpenAPI documents); the direct route
     # takes its method and path from that declaration and serves it in front of FastAPI's stack,

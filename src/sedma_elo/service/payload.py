@@ -33,10 +33,12 @@ __all__ = [
     "Submission",
     "canonical_json",
     "submission_from_payload",
+    "valid_id",
 ]
 
 
-def _valid_id(value: str) -> str:
+def valid_id(value: str) -> str:
+    """``value`` in NFC if the id rule accepts it, else a pydantic error saying why (for validators)."""
     # The one id rule (sedma_elo.core.ids), reported as a pydantic error so that the 422 names
     # the field (body.player_a, body.stats.<id>...); the pattern below only documents it.
     text = normalize_id(value)
@@ -57,7 +59,7 @@ def _valid_time(value: datetime) -> datetime:
 Id = Annotated[
     str,
     Field(min_length=1, max_length=MAX_ID_LENGTH, json_schema_extra={"pattern": ID_PATTERN}),
-    AfterValidator(_valid_id),
+    AfterValidator(valid_id),
 ]
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT, strict=True)]
 PlayedAt = Annotated[AwareDatetime, AfterValidator(_valid_time)]

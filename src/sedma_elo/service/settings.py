@@ -8,6 +8,7 @@ rate limit switched off.
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import Field, SecretStr
@@ -18,7 +19,27 @@ from ..errors import ValidationError
 from ..storage import DEFAULT_DATABASE_URL
 from .auth.keys import check_key_strength
 
-__all__ = ["ServiceSettings", "is_loopback"]
+__all__ = ["PoolSizes", "ServiceSettings", "is_loopback"]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolSizes:
+    """The database connections one process may open, by pool (see :meth:`ServiceSettings.pool_sizes`).
+
+    ``engine``: the SQLAlchemy engine of writes and most reads (the writer threads hold one each),
+    up to ``engine + overflow``; ``fast``: the autocommit engine of hot sync reads (PostgreSQL),
+    up to ``fast + overflow``; ``async_reader``: the event loop's own read connections.
+    """
+
+    engine: int
+    fast: int
+    async_reader: int
+    overflow: int
+
+    @property
+    def total(self) -> int:
+        """Most connections the process holds at once (on PostgreSQL)."""
+        return self.engine + self.fast + self.async_reader + 2 * self.overflow
 
 
 class ServiceSettings(BaseSettings):
@@ -33,13 +54,22 @@ class ServiceSettings(BaseSettings):
     port: int = Field(default=8000, ge=0, le=65535, description="TCP port")
     admin_key: SecretStr | None = Field(
         default=None,
-        description="optional bootstrap admin key (sk_..., at least 32 characters), stored hashed at start",
+        description="optional bootstrap admin key (a strong sk_... key: check_key_strength), stored hashed",
     )
     rate_limit: float = Field(default=1000.0, ge=0, description="requests per second per API key (0: none)")
     rate_burst: int = Field(default=2000, ge=1, description="requests a key may send at once")
     max_body_bytes: int = Field(default=16_384, ge=1024, le=10_000_000, description="largest request body")
     max_batch: int = Field(
         default=512, ge=1, le=10_000, description="most matches committed in one group transaction"
+    )
+    failed_auth_rate: float = Field(
+        default=5.0, ge=0, description="unknown-key requests per second per client address (0: no limit)"
+    )
+    failed_auth_burst: int = Field(
+        default=20, ge=1, description="unknown-key requests a client address may send at once (429 beyond)"
+    )
+    unknown_key_cache_seconds: float = Field(
+        default=5.0, ge=0, le=60, description="how long a key found unknown is refused without a lookup"
     )
     key_cache_seconds: float = Field(
         default=2.0, ge=0, le=60, description="how long a checked key is trusted before it is looked up again"
@@ -60,11 +90,54 @@ class ServiceSettings(BaseSettings):
         default=10.0, gt=0, le=600, description="seconds a match write may wait for its commit (503 after)"
     )
     pool_size: int = Field(
-        default=16, ge=1, le=200, description="database connections per pool (a process has a few pools)"
+        default=16,
+        ge=1,
+        le=200,
+        description="database connections per pool without db_max_connections (up to 5x this per process)",
+    )
+    db_max_connections: int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="most PostgreSQL connections of the whole service, split across its processes",
+    )
+    processes: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="API processes sharing db_max_connections (serve --workers sets it)",
     )
     access_log: bool = Field(default=False, description="log one line per request")
     log_format: Literal["text", "json"] = Field(default="text", description="text lines or JSON objects")
     metrics: bool = Field(default=True, description="count and time requests for GET /metrics")
+
+    def pool_sizes(self) -> PoolSizes:
+        """Each pool's size in one process.
+
+        Without :attr:`db_max_connections`: :attr:`pool_size` per pool, with as many again as
+        overflow on both engines (5 x ``pool_size`` per process at most). With it, each of the
+        :attr:`processes` gets ``per = db_max_connections // processes``, split without
+        overflow: ``engine = max(writer_threads + 2, per // 3)``, ``fast = (per - engine) // 2``,
+        ``async_reader = per - engine - fast``; so N processes never hold more than
+        ``db_max_connections`` in all. A request that finds its pool busy waits for a connection.
+
+        Raises:
+            ValidationError: ``per`` is below ``writer_threads + 4`` (field ``db_max_connections``).
+        """
+        if self.db_max_connections is None:
+            size = self.pool_size
+            return PoolSizes(engine=size, fast=size, async_reader=size, overflow=size)
+        per = self.db_max_connections // self.processes
+        least = self.writer_threads + 4
+        if per < least:
+            raise ValidationError(
+                "db_max_connections",
+                f"must allow at least {least} connections per process ({self.processes} processes,"
+                f" {self.writer_threads} writer threads), got {per} each",
+            )
+        engine = max(self.writer_threads + 2, per // 3)
+        fast = (per - engine) // 2
+        return PoolSizes(engine=engine, fast=fast, async_reader=per - engine - fast, overflow=0)
 
     def check_secure(self) -> None:
         """Refuse insecure settings.

@@ -15,6 +15,7 @@ import queue
 import threading
 
 from ..errors import UnavailableError
+from .faults import storage_fault
 from .ledger import ApplyOutcome, Ledger, WriterSession
 from .observability.metrics import WRITE_QUEUE, record_batch
 from .payload import Submission
@@ -126,9 +127,11 @@ class GroupWriter:
                 continue
             try:
                 outcomes = session.apply([sub for sub, _ in batch])
-            except BaseException as exc:  # the request sees it as a 500; the writer carries on
+            except BaseException as exc:  # the writer carries on
+                # A full disk or a lost database: 503 for each request, one log line per kind.
+                fault = storage_fault(exc) if isinstance(exc, Exception) else None
                 for _, fut in batch:
-                    fut.set_exception(exc)
+                    fut.set_exception(fault or exc)
                 continue
             self.batches += 1
             self.applied += len(batch)

@@ -240,14 +240,26 @@ def _is_broken(raw: Any) -> bool:
     return bool(getattr(raw, "broken", False) or getattr(raw, "closed", False) is True)
 
 
-def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool = True) -> Database:
+def open_database(
+    url: str | None = None,
+    *,
+    pool_size: int = 8,
+    migrate: bool = True,
+    fast_pool_size: int | None = None,
+    max_overflow: int | None = None,
+) -> Database:
     """Open the database at ``url`` (see :func:`normalize_url`), creating and upgrading its schema.
+
+    The engine's pool holds ``pool_size`` connections, the fast read engine's (PostgreSQL)
+    ``fast_pool_size``; both may open ``max_overflow`` more at busy times (default: as many again
+    as ``pool_size``).
 
     Raises:
         sqlalchemy.exc.ArgumentError: the URL is not understood.
     """
     url = normalize_url(url)
     parsed = make_url(url)
+    overflow = pool_size if max_overflow is None else max_overflow
     write_lock = None
     if parsed.get_backend_name() == "sqlite":
         lock_path = None
@@ -262,7 +274,7 @@ def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool =
         read = write = create_engine(
             url,
             pool_size=pool_size,
-            max_overflow=pool_size,
+            max_overflow=overflow,
             pool_pre_ping=True,
             connect_args=_PG_CONNECT_ARGS,
         )
@@ -272,8 +284,8 @@ def open_database(url: str | None = None, *, pool_size: int = 8, migrate: bool =
         # reset's rollback was a tenth of the CPU of a player read).
         fast = create_engine(
             url,
-            pool_size=pool_size,
-            max_overflow=pool_size,
+            pool_size=pool_size if fast_pool_size is None else fast_pool_size,
+            max_overflow=overflow,
             isolation_level="AUTOCOMMIT",
             pool_reset_on_return=None,
             connect_args=_PG_CONNECT_ARGS,

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from starlette.responses import HTMLResponse
 
+from ..core.ids import check_id
 from ..core.provisional import is_provisional
 from ..errors import NotFoundError, SedmaEloError, ValidationError
 from .board import MAX_READS, READ, established_page
@@ -193,6 +194,11 @@ def player_page(
     """A player's rating, record, chart over time and matches (newest first) with each change."""
     text = page_text(request)
     svc = service(request)
+    try:
+        player_id = check_id("player_id", player_id)  # the one id rule: NFC, refused characters
+    except ValidationError:
+        message = text.gettext("No player with the id “{id}”.", id=player_id)
+        return _error_page(request, text, message, status_code=422, query=player_id)
     try:
         player = as_mapping(svc.get_player(player_id))
         history = _history(svc, player_id)

@@ -12,13 +12,12 @@ from collections.abc import Awaitable, Callable
 
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
-from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["BodyLimit", "BodyTooLarge", "ClientGone", "DirectRoute", "read_body", "too_large"]
 
-#: Called with the request's headers and whole body; answers with the response to send.
-Handler = Callable[[Headers, bytes], Awaitable[Response]]
+#: Called with the request's scope and whole body; answers with the response to send.
+Handler = Callable[[Scope, bytes], Awaitable[Response]]
 
 
 class BodyTooLarge(Exception):
@@ -149,5 +148,5 @@ class DirectRoute:
             except ClientGone:
                 return
             else:
-                response = await self.handler(Headers(scope=scope), body)
+                response = await self.handler(scope, body)
         await response(scope, receive, send)

@@ -2,6 +2,7 @@
 
 * The content type must be JSON (``application/json`` or ``...+json``; none at all is taken as
   JSON, as clients like ``curl -d`` send a form type only when told to): otherwise 415.
+* The body must be UTF-8: otherwise 422.
 * No object may repeat a key (JSON leaves it open; "the last one wins" would let two readings of
   one body disagree): otherwise 422 naming the key.
 
@@ -55,11 +56,16 @@ def body_refusal(content_type: str | None, raw: bytes) -> Response | None:
             415, f"the body must be JSON (Content-Type: application/json), not {content_type!r}"
         )
     try:
-        json.loads(raw, object_pairs_hook=_no_duplicates)
+        text = raw.decode("utf-8")  # JSON between systems is UTF-8 (RFC 8259); FastAPI said 400 here
+    except UnicodeDecodeError as exc:
+        detail = [{"loc": ["body"], "msg": f"not UTF-8 at byte {exc.start}", "type": "json_invalid"}]
+        return error_body(422, detail)
+    try:
+        json.loads(text, object_pairs_hook=_no_duplicates)
     except _DuplicateKey as dup:
         detail = [{"loc": ["body", dup.key], "msg": "this key appears more than once", "type": "value_error"}]
         return error_body(422, detail)
-    except ValueError:  # not JSON (or not UTF-8): left to the model's parser
+    except ValueError:  # not JSON: left to the model's parser
         pass
     return None
 

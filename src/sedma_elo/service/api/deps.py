@@ -12,11 +12,13 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import AfterValidator
 
+from ...core.ids import ID_PATTERN, MAX_ID_LENGTH
 from ...storage import Database
 from ..auth import KeyGuard, KeyInfo
 from ..ledger import Ledger
-from ..payload import ID_PATTERN
+from ..payload import valid_id
 from ..settings import ServiceSettings
 from ..writer import GroupWriter
 
@@ -84,21 +86,35 @@ def _secret(credentials: HTTPAuthorizationCredentials | None) -> str | None:
     return credentials.credentials if credentials is not None else None
 
 
-async def _write_key(guard: GuardDep, credentials: Credentials) -> KeyInfo:
-    return guard.authorize(_secret(credentials), "write")
+def _address(request: Request) -> str | None:
+    return request.client.host if request.client is not None else None
 
 
-def _admin_key(guard: GuardDep, credentials: Credentials) -> KeyInfo:
-    return guard.authorize(_secret(credentials), "admin")
+async def _write_key(guard: GuardDep, credentials: Credentials, request: Request) -> KeyInfo:
+    return await guard.authorize_async(_secret(credentials), "write", _address(request))
 
 
-#: A key with the write scope (or admin); 401 without one, 403 for another scope, 429 over its rate.
+def _admin_key(guard: GuardDep, credentials: Credentials, request: Request) -> KeyInfo:
+    # A sync dependency: FastAPI runs it on a worker thread, so its lookup does not block the loop.
+    return guard.authorize(_secret(credentials), "admin", _address(request))
+
+
+#: A key with the write scope (or admin); 401 without one, 403 for another scope, 429 over its rate
+#: (or after too many unknown keys from the client's address).
 WriteKey = Annotated[KeyInfo, Depends(_write_key)]
 #: A key with the admin scope.
 AdminKey = Annotated[KeyInfo, Depends(_admin_key)]
 
-PlayerId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)]
-MatchId = Annotated[str, Path(min_length=1, max_length=128, pattern=ID_PATTERN)]
+#: An id in a URL path, normalised to NFC and checked by the one id rule (sedma_elo.core.ids), so
+#: ``/v1/players/José`` finds the player whether the client sent the NFC or the NFD form; a
+#: refused character is a 422 naming ``path.<name>``. The pattern only documents the rule.
+_PathId = Annotated[
+    str,
+    Path(min_length=1, max_length=MAX_ID_LENGTH, json_schema_extra={"pattern": ID_PATTERN}),
+    AfterValidator(valid_id),
+]
+PlayerId = _PathId
+MatchId = _PathId
 VersionId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 #: ``?version=``: a ratings version to read instead of the active one.
 VersionQuery = Annotated[

@@ -12,6 +12,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ...errors import (
     AuthError,
@@ -23,8 +26,15 @@ from ...errors import (
     UnavailableError,
     ValidationError,
 )
+from ..faults import storage_fault
 
-__all__ = ["error_body", "error_response", "install_error_handlers", "request_validation_response"]
+__all__ = [
+    "StorageFaults",
+    "error_body",
+    "error_response",
+    "install_error_handlers",
+    "request_validation_response",
+]
 
 #: Fields that arrive in the query string (a ValidationError naming one is located in ``query``).
 _QUERY_FIELDS = {"limit", "cursor", "span", "version", "order", "n", "players", "prefix"}
@@ -80,3 +90,63 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_validation(_: Request, exc: RequestValidationError) -> JSONResponse:
         return request_validation_response(exc)
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(_allowed_methods(app, request))
+        return error_body(exc.status_code, exc.detail, headers or None)
+
+    @app.exception_handler(Exception)
+    async def _bug(_: Request, exc: Exception) -> JSONResponse:
+        # Starlette still logs the traceback and re-raises; the client gets JSON, not bare text.
+        return error_body(500, "internal server error")
+
+
+#: The methods a 405's ``Allow`` may name (the API serves no others).
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
+    """Every method some route of ``app`` serves on the request's path (Starlette names only the first's)."""
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in app.router.routes
+        )
+    ]
+
+
+class StorageFaults:
+    """Answer a storage fault (full disk, lost database) raised anywhere in ``app`` with a 503.
+
+    The driver's error becomes a :class:`~sedma_elo.errors.StorageUnavailableError` through
+    :func:`~sedma_elo.service.faults.storage_fault` (which logs it once per kind per interval)
+    and is answered by :func:`error_response`. Other errors pass through untouched, as do faults
+    met after the response has started (nothing can be said then).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            fault = None if started else storage_fault(exc)
+            if fault is None:
+                raise
+            await error_response(fault)(scope, receive, send)

@@ -43,7 +43,7 @@ class RulesIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rules_toml: str = Field(max_length=RULES_TOML_CHARS)
     label: str | None = Field(None, min_length=1, max_length=200, pattern=NO_CONTROL_CHARS)
-    activate: bool = True
+    activate: bool = Field(True, strict=True)  # 0/1 or "true" are refused, not read as booleans
 
 
 class KeyIn(BaseModel):

@@ -1,13 +1,15 @@
-"""API keys (``keys``), the per-process rate limit and key cache (``limits``), the key check (``guard``)."""
+"""API keys (``keys``), the per-process limits and key caches (``limits``), the key check (``guard``)."""
 
 from .guard import KeyGuard, bearer_secret
 from .keys import KeyInfo, Scope, authenticate, create_key, list_keys, revoke_key
-from .limits import KeyCache, RateLimiter
+from .limits import FailureLimiter, KeyCache, MissCache, RateLimiter
 
 __all__ = [
+    "FailureLimiter",
     "KeyCache",
     "KeyGuard",
     "KeyInfo",
+    "MissCache",
     "RateLimiter",
     "Scope",
     "authenticate",

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
+import re
 import secrets
+from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,6 +23,8 @@ from ..ledger.types import now_text
 
 __all__ = [
     "KEY_PREFIX",
+    "MIN_DISTINCT_CHARS",
+    "MIN_ENTROPY_BITS",
     "MIN_KEY_LENGTH",
     "SCOPES",
     "KeyInfo",
@@ -27,6 +32,8 @@ __all__ = [
     "authenticate",
     "check_key_strength",
     "create_key",
+    "estimated_bits",
+    "find_key",
     "hash_key",
     "list_keys",
     "require_scope",
@@ -38,6 +45,12 @@ SCOPES: tuple[Scope, ...] = ("write", "admin")
 KEY_PREFIX = "sk_"
 #: Keys shorter than this are refused everywhere (a generated key has 46 characters).
 MIN_KEY_LENGTH = 32
+#: Least number of distinct characters after the prefix (a random 29-character body has ~23).
+MIN_DISTINCT_CHARS = 12
+#: Least estimated entropy of the part after the prefix, in bits (see :func:`estimated_bits`).
+MIN_ENTROPY_BITS = 96.0
+#: What a key may hold after its prefix: the URL-safe base64 alphabet of ``secrets.token_urlsafe``.
+_KEY_BODY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +92,8 @@ def create_key(
 ) -> tuple[str, KeyInfo]:
     """Create a key and return ``(secret, info)``; the secret is shown only this once.
 
-    ``secret`` imports a given key (e.g. an admin bootstrap key); it must start with ``sk_`` and be
-    at least :data:`MIN_KEY_LENGTH` characters long.
+    ``secret`` imports a given key (e.g. an admin bootstrap key); it must pass
+    :func:`check_key_strength`.
 
     Raises:
         ValidationError: unknown scope, or an imported secret that is too weak.
@@ -110,11 +123,51 @@ def create_key(
 
 
 def check_key_strength(field: str, key: str) -> None:
-    """Refuse a key that does not start with ``sk_`` or is shorter than :data:`MIN_KEY_LENGTH`."""
+    """Refuse a key that is not a strong ``sk_`` key; ``field`` names it in the error.
+
+    The rule: ``sk_``, then only URL-safe characters (``A-Z a-z 0-9 _ -``), at least
+    :data:`MIN_KEY_LENGTH` characters in all, at least :data:`MIN_DISTINCT_CHARS` distinct
+    characters after the prefix and an estimated entropy (:func:`estimated_bits`) of at least
+    :data:`MIN_ENTROPY_BITS`. A generated key (43 random characters) always passes; so does a random
+    body of the minimum 29 characters, but not ``sk_`` + 29 ``a`` or 29 spaces.
+
+    Raises:
+        ValidationError: the key breaks one of these (the message says which).
+    """
     if not key.startswith(KEY_PREFIX):
         raise ValidationError(field, f"must start with {KEY_PREFIX!r}")
     if len(key) < MIN_KEY_LENGTH:
         raise ValidationError(field, f"must be at least {MIN_KEY_LENGTH} characters long")
+    body = key[len(KEY_PREFIX) :]
+    if _KEY_BODY.fullmatch(body) is None:
+        raise ValidationError(field, "may hold only the characters A-Z, a-z, 0-9, '_' and '-' after 'sk_'")
+    distinct = len(set(body))
+    if distinct < MIN_DISTINCT_CHARS:
+        raise ValidationError(
+            field,
+            f"is too regular: {distinct} distinct characters after 'sk_', at least {MIN_DISTINCT_CHARS}",
+        )
+    bits = estimated_bits(body)
+    if bits < MIN_ENTROPY_BITS:
+        raise ValidationError(
+            field,
+            f"is too guessable: about {bits:.0f} bits of entropy, at least {MIN_ENTROPY_BITS:.0f}"
+            " (use `sedma-elo keys create` or secrets.token_urlsafe(32))",
+        )
+
+
+def estimated_bits(text: str) -> float:
+    """The entropy of ``text`` estimated from its own character frequencies, in bits.
+
+    ``len(text)`` times the Shannon entropy of the distribution of its characters: 0 for a
+    repeated character, about 185 to 240 for 43 random URL-safe characters. It is an upper bound
+    for a text someone typed (``abcdefghijklmnopqrstuvwxyz012`` scores 141), not a measure of how
+    random it is, so it only refuses keys that are plainly weak.
+    """
+    n = len(text)
+    if n == 0:
+        return 0.0
+    return -sum(c * math.log2(c / n) for c in Counter(text).values())
 
 
 def list_keys(db: Database) -> list[KeyInfo]:
@@ -147,12 +200,19 @@ def authenticate(db: Database, key: str | None) -> KeyInfo:
     """
     if not key:
         raise AuthError("an API key is required: send 'Authorization: Bearer sk_...'")
-    digest = hash_key(key)
+    info = find_key(db, hash_key(key))
+    if info is None:
+        raise AuthError("unknown or revoked API key")
+    return info
+
+
+def find_key(db: Database, digest: str) -> KeyInfo | None:
+    """The unrevoked key whose :func:`hash_key` is ``digest``, or None (a blocking database read)."""
     with db.read.connect() as conn:
         row = conn.execute(select(api_keys).where(api_keys.c.key_hash == digest)).first()
     # The lookup is by hash; comparing the digests in constant time as well costs nothing.
     if row is None or not hmac.compare_digest(row.key_hash, digest) or row.revoked_at is not None:
-        raise AuthError("unknown or revoked API key")
+        return None
     return KeyInfo(row.id, row.prefix, row.scope, row.label, row.created_at, row.revoked_at)
 
 

@@ -13,6 +13,7 @@ from starlette.datastructures import Headers
 from ....errors import SedmaEloError
 from ....i18n import localized_changes, negotiate
 from ...auth import KeyGuard, bearer_secret
+from ...faults import storage_fault
 from ...payload import MatchIn, submission_from_payload
 from ...writer import GroupWriter
 from ..bodies import CheckedJsonRoute, body_refusal
@@ -64,14 +65,16 @@ async def post_match(payload: MatchIn, _key: WriteKey, writer: WriterDep) -> Res
     return await apply_payload(writer, payload)
 
 
-async def write_match(guard: KeyGuard, writer: GroupWriter, headers: Headers, raw: bytes) -> Response:
-    """:func:`post_match` on a raw request (the direct route): key first, then the body.
+async def write_match(
+    guard: KeyGuard, writer: GroupWriter, headers: Headers, raw: bytes, address: str | None = None
+) -> Response:
+    """:func:`post_match` on a raw request (the direct route) from ``address``: key first, then the body.
 
     The answers equal :func:`post_match`'s (tests/service/test_direct_route.py), except that
     malformed JSON without a valid key gets 401 here, where FastAPI would parse first and answer 422.
     """
     try:
-        guard.authorize(bearer_secret(headers.get("authorization")), "write")
+        await guard.authorize_async(bearer_secret(headers.get("authorization")), "write", address)
         refusal = body_refusal(headers.get("content-type"), raw)
         if refusal is not None:
             return refusal
@@ -89,6 +92,11 @@ async def write_match(guard: KeyGuard, writer: GroupWriter, headers: Headers, ra
         return error_response(exc)
     except RequestValidationError as exc:
         return request_validation_response(exc)
+    except Exception as exc:  # a full disk or a lost database met before the writer (the key check)
+        fault = storage_fault(exc)
+        if fault is None:
+            raise
+        return error_response(fault)
 
 
 @router.get("/v1/matches/{match_id}", responses={404: {"description": "unknown match"}})

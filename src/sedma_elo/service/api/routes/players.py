@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
-from pydantic import Field
 
+from ....core.ids import ID_PREFIX_PATTERN
 from ....core.provisional import is_provisional
 from ...ledger import MAX_PAGE, MAX_RECENT, HistoryOrder
-from ...payload import ID_PATTERN
+from ...payload import Id
 from ..deps import LedgerDep, PlayerId, ServicesDep, VersionQuery
 from ..schemas import json_response
 
@@ -27,7 +27,7 @@ def search_players(
         Query(
             min_length=1,
             max_length=128,
-            pattern=r"^[^/\x00-\x1f\x7f]+$",
+            pattern=ID_PREFIX_PATTERN,
             description="the start of the player id (case-sensitive)",
         ),
     ],
@@ -69,7 +69,7 @@ def get_history(
 def get_recent_changes(
     ledger: LedgerDep,
     players: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=128, pattern=ID_PATTERN)]],
+        list[Id],
         Query(max_length=MAX_RECENT, description=f"player ids, repeated (at most {MAX_RECENT})"),
     ],
     n: Annotated[int, Query(ge=1, le=MAX_RECENT, description="changes per player")] = 10,

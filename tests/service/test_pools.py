@@ -1,0 +1,113 @@
+"""Pool sizes that add up (issue 12 row 9): N processes never hold more than db_max_connections in all."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from typing import Any
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from conftest import _reset_pg, single
+from sedma_elo.errors import ValidationError
+from sedma_elo.service import ServiceSettings, create_app
+from sedma_elo.service.auth import create_key
+from sedma_elo.storage import open_database
+
+
+@pytest.mark.parametrize("total", [6, 10, 16, 32, 97, 100, 1000])
+@pytest.mark.parametrize("processes", [1, 2, 3, 8])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_split_never_exceeds_the_budget(total: int, processes: int, threads: int) -> None:
+    """Every process's pools sum to at most total // processes; each pool has a connection; writers fit."""
+    settings = ServiceSettings(db_max_connections=total, processes=processes, writer_threads=threads)
+    if total // processes < threads + 4:
+        with pytest.raises(ValidationError, match="db_max_connections"):
+            settings.pool_sizes()
+        return
+    sizes = settings.pool_sizes()
+    assert sizes.total * processes <= total
+    assert sizes.overflow == 0
+    assert min(sizes.fast, sizes.async_reader) >= 1
+    assert sizes.engine >= threads + 2  # the writers hold theirs; key checks and admin still get one
+    assert sizes.total >= total // processes - 1  # the budget is used, not wasted
+
+
+def test_without_a_budget_each_pool_has_pool_size() -> None:
+    """The default (no db_max_connections) keeps pool_size per pool, overflow as much again."""
+    sizes = ServiceSettings(pool_size=7).pool_sizes()
+    assert (sizes.engine, sizes.fast, sizes.async_reader, sizes.overflow) == (7, 7, 7, 7)
+
+
+def test_the_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SEDMA_ELO_DB_MAX_CONNECTIONS and SEDMA_ELO_PROCESSES (which serve --workers sets) configure it."""
+    monkeypatch.setenv("SEDMA_ELO_DB_MAX_CONNECTIONS", "40")
+    monkeypatch.setenv("SEDMA_ELO_PROCESSES", "4")
+    assert ServiceSettings().pool_sizes().total <= 10
+
+
+def _connections(admin: psycopg.Connection[Any], database: str) -> int:
+    row = admin.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (database,)
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.postgres
+@pytest.mark.faults
+def test_two_processes_under_a_read_burst_stay_within_the_budget(pg_database: str) -> None:
+    """Two per-process apps (processes=2, budget 16) under 64 concurrent readers: at most 16 connections."""
+    _reset_pg(pg_database)
+    budget = 16
+    db = open_database(pg_database)
+    key, _ = create_key(db, "write", "pools")
+    db.dispose()
+    name = pg_database.rsplit("/", 1)[1]
+    paths = [
+        "/v1/players/ann",
+        "/v1/players/ann/history",
+        "/v1/leaderboard",
+        "/v1/players?prefix=a",
+        "/v1/recent-changes?players=ann&players=bob",
+        "/v1/leaderboard/around/ann",
+        "/",
+    ]
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        with psycopg.connect(pg_database.replace("+psycopg", ""), autocommit=True) as admin:
+            while not stop.is_set():
+                peak = max(peak, _connections(admin, name))
+                time.sleep(0.005)
+
+    with ExitStack() as stack:
+        clients: list[TestClient] = []
+        for _ in range(2):
+            settings = ServiceSettings(database_url=pg_database, db_max_connections=budget, processes=2)
+            clients.append(stack.enter_context(TestClient(create_app(settings))))
+        headers = {"Authorization": f"Bearer {key}"}
+        assert (
+            clients[0].post("/v1/matches", json=single("p-1", "ann", "bob"), headers=headers).status_code
+            == 201
+        )
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+
+            def read(i: int) -> int:
+                return clients[i % 2].get(paths[i % len(paths)]).status_code
+
+            with ThreadPoolExecutor(64) as pool:
+                statuses = list(pool.map(read, range(1500)))
+        finally:
+            stop.set()
+            sampler.join()
+    assert set(statuses) == {200}, sorted(set(statuses))
+    assert 4 <= peak <= budget, peak
