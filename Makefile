@@ -25,6 +25,7 @@ lock: | $(BIN)/python
 	test -x $(BIN)/pip-compile || $(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
 	$(PIP_COMPILE) $(LOCK_FLAGS) --extra dev --output-file requirements/dev.txt pyproject.toml
 	$(PIP_COMPILE) -c requirements/dev.txt --output-file requirements/runtime.txt pyproject.toml
+	$(PIP_COMPILE) $(LOCK_FLAGS) --output-file $(CODEGEN_LOCK) requirements/codegen.in
 	$(BIN)/python scripts/check-lock.py
 
 ## lock-upgrade: the same, moving every pin to the newest version pyproject.toml allows
@@ -79,3 +80,18 @@ golden: $(STAMP) mono
 .PHONY: mutation
 mutation: $(STAMP) mono
 	$(BIN)/python scripts/mutation.py
+
+## codegen: the OpenAPI client generator, locked, in its own venv (requirements/codegen.in says why)
+CODEGEN := $(VENV)/codegen
+CODEGEN_LOCK := requirements/codegen.txt
+.PHONY: codegen client
+codegen: $(CODEGEN)/.installed
+$(CODEGEN)/.installed: $(CODEGEN_LOCK) | $(BIN)/python
+	$(PYTHON) -m venv $(CODEGEN)
+	$(CODEGEN)/bin/python -m pip install --quiet --require-hashes -r $(CODEGEN_LOCK)
+	touch $@
+unit: codegen
+
+## client: generate a typed Python client of the API from its OpenAPI schema (into CLIENT, default ./client)
+client: $(STAMP) codegen
+	$(BIN)/python scripts/generate-client.py $(or $(CLIENT),client)

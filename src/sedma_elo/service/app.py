@@ -53,6 +53,10 @@ class _ServiceApp(FastAPI):
         await super().__call__(scope, receive, send)
 
 
+def _operation_id(route: APIRoute) -> str:
+    return route.name
+
+
 def _start(settings: ServiceSettings) -> Services:
     """Open the database (migrated, with a first ratings version) and start the writer."""
     pools = settings.pool_sizes()
@@ -116,6 +120,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         lifespan=lifespan,
         docs_url=None,  # served from the package's files by docs_ui_router (no CDN)
         redoc_url=None,
+        # operationId = the route function's name (get_player, not get_player_v1_players__player_id__get):
+        # the names of a generated client's functions.
+        generate_unique_id_function=_operation_id,
     )
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, larger={"/v1/admin/rules": RULES_BODY_BYTES})
     app.add_middleware(StorageFaults)  # around every route: a full disk or a lost database -> 503

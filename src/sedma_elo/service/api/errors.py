@@ -34,6 +34,7 @@ __all__ = [
     "error_response",
     "install_error_handlers",
     "request_validation_response",
+    "server_error_response",
 ]
 
 #: Fields that arrive in the query string (a ValidationError naming one is located in ``query``).
@@ -65,6 +66,14 @@ def error_response(exc: SedmaEloError) -> JSONResponse:
     if isinstance(exc, UnavailableError):
         return error_body(503, str(exc), _retry_after(exc.retry_after))
     return error_body(400, str(exc))
+
+
+def server_error_response(request_id: str) -> JSONResponse:
+    """The 500 answer to an unexpected error: no detail of it, but the request id to report it by.
+
+    The id is the one logged with the error's traceback (and sent as ``X-Request-ID``).
+    """
+    return JSONResponse({"detail": "internal server error", "request_id": request_id}, status_code=500)
 
 
 def _retry_after(seconds: float) -> dict[str, str]:

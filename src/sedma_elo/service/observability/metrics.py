@@ -34,6 +34,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from ..api.responses import errors
+
 __all__ = [
     "BATCH_SIZE",
     "DATABASE_ERRORS",
@@ -109,7 +111,10 @@ router = APIRouter(tags=["meta"])
 @router.get(
     "/metrics",
     response_class=Response,
-    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text format"}},
+    responses={
+        200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text format"},
+        **errors(),
+    },
 )
 def metrics(request: Request) -> Response:
     """The service's metrics in Prometheus text format (for a Prometheus scrape; no key needed)."""

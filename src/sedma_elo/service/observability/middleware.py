@@ -2,6 +2,9 @@
 
 It wraps both FastAPI's stack and the direct ``POST /v1/matches`` route (which bypasses that
 stack; see :mod:`sedma_elo.service.api.asgi`), so the hot write path is observed like every other.
+It is also where an unexpected error ends: logged with its traceback and the request id, and
+answered with a JSON 500 that carries the same id
+(:func:`sedma_elo.service.api.errors.server_error_response`).
 """
 
 from __future__ import annotations
@@ -12,13 +15,15 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .logging import ACCESS_LOGGER
+from ..api.errors import server_error_response
+from .logging import ACCESS_LOGGER, LOGGER
 from .metrics import REQUEST_SECONDS, REQUESTS
 from .request_id import HEADER, pick_request_id, request_id_var
 
 __all__ = ["Observe"]
 
 _access = logging.getLogger(ACCESS_LOGGER)
+_log = logging.getLogger(LOGGER)
 
 #: The route label of a request no route matched (a label per unknown path would grow forever).
 UNMATCHED = "<unmatched>"
@@ -36,7 +41,9 @@ class Observe:
     """Serve ``app`` with a request id, and count, time and (optionally) log each HTTP request.
 
     ``route`` fixes the route label (for an app that serves one route); otherwise the label is
-    the template of the FastAPI route that matched (``/v1/players/{player_id}``).
+    the template of the FastAPI route that matched (``/v1/players/{player_id}``). An exception
+    that escapes ``app`` before the answer started is logged and answered with a JSON 500 (after
+    it started, it is raised on: the connection is all that is left to close).
     """
 
     def __init__(
@@ -55,17 +62,24 @@ class Observe:
         rid = pick_request_id(scope["headers"])
         token = request_id_var.set(rid)
         status = 500
+        started = False
         header = (HEADER, rid.encode("ascii"))
 
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started
             if message["type"] == "http.response.start":
                 status = message["status"]
+                started = True
                 message["headers"] = [*message.get("headers", ()), header]
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
+        except Exception:
+            if started:
+                raise
+            _log.exception("unexpected error serving %s %s", scope["method"], scope["path"])
+            await server_error_response(rid)(scope, receive, send_with_id)
         finally:
             elapsed = time.perf_counter() - start
             method = scope["method"]

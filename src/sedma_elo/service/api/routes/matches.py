@@ -19,6 +19,7 @@ from ...writer import GroupWriter
 from ..bodies import CheckedJsonRoute, body_refusal
 from ..deps import LedgerDep, MatchId, WriteKey, WriterDep
 from ..errors import error_response, request_validation_response
+from ..responses import AUTH_ERRORS, BODY_ERRORS, MatchView, errors
 from ..schemas import json_response
 
 __all__ = ["apply_payload", "router", "write_match"]
@@ -48,16 +49,23 @@ async def apply_payload(writer: GroupWriter, payload: MatchIn) -> Response:
 @router.post(
     "/v1/matches",
     status_code=201,
+    response_model=MatchView,
     responses={
-        200: {"description": "the same match_id with the same body again: the first answer, unchanged"},
-        401: {"description": "no key or an unknown key"},
-        403: {"description": "a key without the write scope"},
-        409: {"description": "the match_id was used for a different match"},
-        413: {"description": "request body too large"},
-        415: {"description": "the body is not JSON"},
-        422: {"description": "invalid body; `detail[].loc` names the field"},
-        429: {"description": "rate limit of this key exceeded"},
-        503: {"description": "write queue full or the write took too long (`Retry-After`); repeat it"},
+        200: {
+            "model": MatchView,
+            "description": "the same match_id with the same body again: the first answer, unchanged",
+        },
+        **errors(
+            *AUTH_ERRORS,
+            *BODY_ERRORS,
+            409,
+            503,
+            notes={
+                403: "a key without the write scope",
+                409: "the match_id was used for a different match",
+                503: "write queue full or the write took too long (`Retry-After`); repeat it",
+            },
+        ),
     },
 )
 async def post_match(payload: MatchIn, _key: WriteKey, writer: WriterDep) -> Response:
@@ -99,7 +107,11 @@ async def write_match(
         return error_response(fault)
 
 
-@router.get("/v1/matches/{match_id}", responses={404: {"description": "unknown match"}})
+@router.get(
+    "/v1/matches/{match_id}",
+    response_model=MatchView,
+    responses=errors(404, 422, notes={404: "unknown match"}),
+)
 def get_match(
     match_id: MatchId,
     ledger: LedgerDep,

@@ -13,6 +13,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from ..deps import DatabaseDep, LedgerDep
+from ..responses import Health, Live, NotReady, Ready, errors
 from ..schemas import json_response
 
 __all__ = ["router"]
@@ -21,13 +22,13 @@ router = APIRouter(tags=["meta"])
 _log = logging.getLogger(__name__)
 
 
-@router.get("/livez")
+@router.get("/livez", response_model=Live, responses=errors())
 def live() -> Response:
     """Liveness: the process answers HTTP (the database is not consulted)."""
     return json_response({"status": "ok"})
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=Health, responses=errors())
 def health(ledger: LedgerDep) -> Response:
     """Liveness: the database answers."""
     return json_response({"status": "ok", "ledger_size": ledger.ledger_size()})
@@ -35,7 +36,11 @@ def health(ledger: LedgerDep) -> Response:
 
 @router.get(
     "/readyz",
-    responses={503: {"description": "not ready: the database cannot be reached"}},
+    response_model=Ready,
+    responses={
+        **errors(),
+        503: {"model": NotReady, "description": "not ready: the database cannot be reached"},
+    },
 )
 def ready(db: DatabaseDep) -> Response:
     """Readiness: 200 while the database answers a query, 503 (JSON) while it cannot be reached."""

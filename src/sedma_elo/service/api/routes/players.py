@@ -12,6 +12,7 @@ from ....core.provisional import is_provisional
 from ...ledger import MAX_PAGE, MAX_RECENT, HistoryOrder
 from ...payload import Id
 from ..deps import LedgerDep, PlayerId, ServicesDep, VersionQuery
+from ..responses import HistoryPage, Player, PlayerList, RecentChanges, errors
 from ..schemas import json_response
 
 __all__ = ["router"]
@@ -19,7 +20,7 @@ __all__ = ["router"]
 router = APIRouter(tags=["players"])
 
 
-@router.get("/v1/players")
+@router.get("/v1/players", response_model=PlayerList, responses=errors(422))
 def search_players(
     ledger: LedgerDep,
     prefix: Annotated[
@@ -37,7 +38,11 @@ def search_players(
     return json_response({"items": ledger.search_players(prefix, limit)})
 
 
-@router.get("/v1/players/{player_id}", responses={404: {"description": "unknown player"}})
+@router.get(
+    "/v1/players/{player_id}",
+    response_model=Player,
+    responses=errors(404, 422, notes={404: "unknown player (or no match in that version)"}),
+)
 async def get_player(player_id: PlayerId, services: ServicesDep, version: VersionQuery = None) -> Response:
     """A player's rating, matches, last sequence and whether the rating is still provisional.
 
@@ -49,7 +54,11 @@ async def get_player(player_id: PlayerId, services: ServicesDep, version: Versio
     return json_response({**record.to_dict(), "provisional": provisional})
 
 
-@router.get("/v1/players/{player_id}/history", responses={404: {"description": "unknown player"}})
+@router.get(
+    "/v1/players/{player_id}/history",
+    response_model=HistoryPage,
+    responses=errors(404, 422, notes={404: "unknown player"}),
+)
 def get_history(
     player_id: PlayerId,
     ledger: LedgerDep,
@@ -65,7 +74,7 @@ def get_history(
     return json_response({"player_id": page.player_id, "items": page.items, "next_cursor": page.next_cursor})
 
 
-@router.get("/v1/recent-changes")
+@router.get("/v1/recent-changes", response_model=RecentChanges, responses=errors(422))
 def get_recent_changes(
     ledger: LedgerDep,
     players: Annotated[
