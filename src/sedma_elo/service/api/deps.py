@@ -23,6 +23,7 @@ from ..writer import GroupWriter
 __all__ = [
     "AdminKey",
     "DatabaseDep",
+    "GamesKey",
     "GuardDep",
     "LedgerDep",
     "MatchId",
@@ -88,12 +89,18 @@ async def _write_key(guard: GuardDep, credentials: Credentials) -> KeyInfo:
     return guard.authorize(_secret(credentials), "write")
 
 
+def _games_key(guard: GuardDep, credentials: Credentials) -> KeyInfo:
+    return guard.authorize(_secret(credentials), "games")
+
+
 def _admin_key(guard: GuardDep, credentials: Credentials) -> KeyInfo:
     return guard.authorize(_secret(credentials), "admin")
 
 
 #: A key with the write scope (or admin); 401 without one, 403 for another scope, 429 over its rate.
 WriteKey = Annotated[KeyInfo, Depends(_write_key)]
+#: A key that may post game records: scope games, write or admin.
+GamesKey = Annotated[KeyInfo, Depends(_games_key)]
 #: A key with the admin scope.
 AdminKey = Annotated[KeyInfo, Depends(_admin_key)]
 
