@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 from games_helpers import analysed_match, bot_record, expected_ratings, game_body
-from server import SEDMA_ELO
+from server import SEDMA_ELO, Server
 
 from sedma_elo.service.games import GameIn, GameStore, check_game
 from sedma_elo.service.ledger import Ledger
@@ -118,3 +118,47 @@ def test_worker_refuses_a_missing_sqlite_file(tmp_path: object) -> None:
     )
     assert done.returncode == 2 and b"no SQLite database" in done.stderr
     assert not os.path.exists(path)
+
+
+def _http(
+    method: str, url: str, body: object = None, key: str | None = None
+) -> tuple[int, dict[str, object]]:
+    import json
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    req = urllib.request.Request(url, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.mark.slow
+def test_serve_analyses_in_its_own_worker_and_resumes_after_a_restart(tmp_path: object) -> None:
+    """Queued under `serve --game-workers 0`, a game waits; `serve` restarted with its default applies it."""
+    from sedma_elo.service.auth import create_key
+
+    url = f"sqlite:///{tmp_path}/serve.db"
+    db = open_database(url)
+    key, _ = create_key(db, "games", "game server")
+    db.dispose()
+    record = bot_record(60, ("gil", "hal"))
+    server = Server(url, "--game-workers", "0")
+    try:
+        assert _http("POST", f"{server.base}/v1/games", game_body("s-1", record), key)[0] == 202
+        time.sleep(1)
+        assert _http("GET", f"{server.base}/v1/games/s-1")[1]["status"] == "queued"
+    finally:
+        server.stop()
+    server = Server(url)
+    try:
+        _wait(lambda: _http("GET", f"{server.base}/v1/games/s-1")[1]["status"] == "applied", 300, poll=0.2)
+        view = _http("GET", f"{server.base}/v1/games/s-1")[1]
+    finally:
+        server.stop()
+    expected = expected_ratings([analysed_match("s-1", record)])
+    assert {c["player_id"]: c["rating_after"] for c in view["changes"]} == expected  # type: ignore[attr-defined]

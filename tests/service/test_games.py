@@ -6,7 +6,9 @@ runs them as separate processes and kills them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -188,6 +190,22 @@ def test_the_backlog_gauge_counts_waiting_games(games: GameApi) -> None:
     assert "sedma_elo_game_backlog 2.0" in games.client.get("/metrics").text
     games.drain()
     assert "sedma_elo_game_backlog 0.0" in games.client.get("/metrics").text
+
+
+def test_the_cli_prints_the_same_analysis(games: GameApi, tmp_path: Path) -> None:
+    """`sedma-elo analyze GAME --json --details` prints what GET /v1/games/{id} gives as `analysis`."""
+    from typer.testing import CliRunner
+
+    from sedma_elo.cli import app
+
+    record = example_record()
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    games.post(game_body("g-15", record))
+    games.drain()
+    printed = CliRunner().invoke(app, ["analyze", str(path), "--json", "--details"])
+    assert printed.exit_code == 0
+    assert json.loads(printed.stdout) == games.status("g-15").json()["analysis"]
 
 
 def test_an_unknown_game_is_404(games: GameApi) -> None:
