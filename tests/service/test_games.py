@@ -16,6 +16,7 @@ from games_helpers import analysed_match, bot_record, example_record, expected_r
 
 from conftest import Api, make_api, single
 from sedma_elo.game.analysis import analyze
+from sedma_elo.game.bots import make_bot, play_match
 from sedma_elo.game.record import parse_record
 from sedma_elo.service.auth import create_key
 from sedma_elo.service.games import GameStore
@@ -84,6 +85,29 @@ def test_the_status_carries_the_record_and_the_analysis_with_each_bad_move(games
     # The two exact bad moves of the example (tests/game/test_analysis.py works them out by hand).
     assert {("alice", 2, 27, "7c", ("stop",)), ("bob", 3, 29, "Ts", ("7d",))} <= found
     assert all(b["cost"] for b in view["analysis"]["bad_moves"])
+
+
+def test_a_four_player_game_is_rated_as_two_teams(games: GameApi) -> None:
+    """Seats 0 and 2 against 1 and 3; the ratings are those rate() gives for the analysed statistics."""
+    from sedma_elo.game.config import GameRules
+    from sedma_elo.game.record import record_to_dict
+
+    bots = [make_bot("greedy", i) for i in range(4)]
+    played = play_match(bots, ["w1", "x1", "w2", "x2"], 5, GameRules(players=4))
+    record = record_to_dict(played.record)
+    record.pop("match_id", None)
+    assert games.post(game_body("g-4p", record)).status_code == 202
+    games.drain()
+    view = games.status("g-4p").json()
+    assert view["status"] == "applied"
+    assert {c["player_id"]: c["side"] for c in view["changes"]} == {
+        "w1": "a",
+        "w2": "a",
+        "x1": "b",
+        "x2": "b",
+    }
+    expected = expected_ratings([analysed_match("g-4p", record)])
+    assert {c["player_id"]: c["rating_after"] for c in view["changes"]} == expected
 
 
 def test_the_same_game_again_gets_the_same_answer(games: GameApi) -> None:

@@ -104,7 +104,8 @@ class GameStore:
                 if found is not None:
                     if found.body_hash != game.body_hash:
                         raise ConflictError(
-                            f"match_id {game.match_id!r} was already used for a different game record"
+                            f"match_id {game.match_id!r} was already used for a different game "
+                            "(another record or another played_at)"
                         )
                     return SubmitOutcome("repeat", _row(found))
                 taken = conn.execute(
