@@ -134,12 +134,14 @@ def test_bot_choices_are_listed_and_enforced() -> None:
 
 
 def test_scope_choices_are_listed_and_enforced(tmp_path: Path) -> None:
-    """keys create --scope shows write|admin and refuses anything else before touching a database."""
-    assert "write|admin" in _plain(runner.invoke(app, ["keys", "create", "--help"]).stdout).replace(" ", "")
+    """keys create --scope shows games|write|admin and refuses anything else before touching a database."""
+    assert "games|write|admin" in _plain(runner.invoke(app, ["keys", "create", "--help"]).stdout).replace(
+        " ", ""
+    )
     db = tmp_path / "ledger.db"
     result = runner.invoke(app, ["keys", "create", "--scope", "root", "--database-url", f"sqlite:///{db}"])
     assert result.exit_code == 2
-    assert "'root' is not one of 'write', 'admin'" in result.stderr
+    assert "'root' is not one of 'games', 'write', 'admin'" in result.stderr
     assert not db.exists()
 
 

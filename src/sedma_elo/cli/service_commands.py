@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +21,7 @@ from .options import OutOption, RulesOption, SkipBad, one_path
 
 if TYPE_CHECKING:
     from ..service.ledger import Ledger
+    from ..service.settings import ServiceSettings
 
 console = Console()
 err_console = Console(stderr=True)
@@ -82,6 +83,7 @@ def _create_database(url: str | None) -> None:
 class Scope(StrEnum):
     """What a key may do."""
 
+    games = "games"
     write = "write"
     admin = "admin"
 
@@ -105,10 +107,20 @@ def serve(
     log_format: Annotated[
         str, typer.Option("--log-format", help="text or json (one JSON object a line, with request ids).")
     ] = "text",
+    game_workers: Annotated[
+        int,
+        typer.Option(
+            help="Game analysis processes to start (0: none; run `sedma-elo worker` instead).",
+            envvar="SEDMA_ELO_GAME_WORKERS",
+            min=0,
+            max=64,
+        ),
+    ] = 1,
 ) -> None:
-    """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs) until interrupted."""
-    import uvicorn
+    """Serve the HTTP API (OpenAPI at /openapi.json, docs at /docs) until interrupted.
 
+    Posted game records are analysed by ``--game-workers`` processes started beside the API.
+    """
     from ..service.demo import refuse_public_demo_keys
     from ..service.observability.startup import prepare_serve
     from ..service.settings import ServiceSettings
@@ -138,6 +150,20 @@ def serve(
     except SedmaEloError as exc:
         raise fail(exc) from exc
     log_config = prepare_serve(settings, processes=workers, rules=rules)
+    from ..service.games.worker import start_processes, stop_processes
+
+    analysts = start_processes(settings.database_url, game_workers, settings.game_lease)
+    try:
+        _run_uvicorn(settings, workers, log_config)
+    finally:
+        stop_processes(analysts)
+
+
+def _run_uvicorn(settings: ServiceSettings, workers: int, log_config: dict[str, Any]) -> None:
+    """Serve until interrupted: the app in this process (one worker) or ``workers`` processes."""
+    import uvicorn
+
+    host, port = settings.host, settings.port
     # The access log is the service's own (with request ids); uvicorn's stays off.
     if workers == 1:
         from ..service.app import create_app
@@ -210,7 +236,10 @@ def _prepare_demo(url: str | None, host: str, port: int) -> None:
 # ---------------------------------------------------------------------------- keys
 @keys_app.command("create")
 def keys_create(
-    scope: Annotated[Scope, typer.Option(help="write (post matches) or admin (everything).")] = Scope.write,
+    scope: Annotated[
+        Scope,
+        typer.Option(help="games (post game records only), write (post matches) or admin (everything)."),
+    ] = Scope.write,
     label: Annotated[str, typer.Option(help="A note to recognise the key by.")] = "",
     database_url: DatabaseUrl = None,
 ) -> None:

@@ -27,9 +27,10 @@ from .api.routes.matches import post_match, write_match
 from .api.schemas import RULES_BODY_BYTES
 from .auth import FailureLimiter, KeyCache, KeyGuard, MissCache, RateLimiter, create_key
 from .docs_ui import router as docs_ui_router
+from .games import GAME_BODY_BYTES, GameStore
 from .ledger import Ledger
 from .observability import install_observability
-from .reads import PageReads
+from .reads import GameReads, PageReads
 from .settings import ServiceSettings
 from .writer import GroupWriter
 
@@ -104,6 +105,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         app.state.reads = reads
         app.state.provisional_matches = settings.provisional_matches
         app.state.ledger = services.ledger  # for tests and tools that drive the ledger of a running app
+        games: GameReads = GameStore(services.db)  # the match page's game and the backlog metric
+        app.state.games = games
         runtime.after_startup()
         try:
             yield
@@ -124,7 +127,11 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         # the names of a generated client's functions.
         generate_unique_id_function=_operation_id,
     )
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, larger={"/v1/admin/rules": RULES_BODY_BYTES})
+    app.add_middleware(
+        BodyLimit,
+        limit=settings.max_body_bytes,
+        larger={"/v1/admin/rules": RULES_BODY_BYTES, "/v1/games": GAME_BODY_BYTES},
+    )
     app.add_middleware(StorageFaults)  # around every route: a full disk or a lost database -> 503
     install_error_handlers(app)
     for router in ROUTERS:

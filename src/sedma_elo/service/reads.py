@@ -10,9 +10,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from .games.store import GameRow
 from .ledger.types import HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord, VersionInfo
 
-__all__ = ["PageReads"]
+__all__ = ["GameReads", "PageReads"]
+
+
+class GameReads(Protocol):
+    """The read behind the game shown on a match page (:class:`~sedma_elo.service.games.GameStore`)."""
+
+    def find(self, match_id: str) -> GameRow | None:
+        """The posted game of this id (record, status, analysis), or ``None``."""
+        ...
 
 
 class PageReads(Protocol):

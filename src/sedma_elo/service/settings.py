@@ -107,6 +107,15 @@ class ServiceSettings(BaseSettings):
         le=64,
         description="API processes sharing db_max_connections (serve --workers sets it)",
     )
+    game_workers: int = Field(
+        default=1,
+        ge=0,
+        le=64,
+        description="game analysis processes `serve` starts (0: none; run `sedma-elo worker` elsewhere)",
+    )
+    game_lease: float = Field(
+        default=60.0, gt=0, le=3600, description="seconds a worker holds a game without renewing its claim"
+    )
     access_log: bool = Field(default=False, description="log one line per request")
     log_format: Literal["text", "json"] = Field(default="text", description="text lines or JSON objects")
     metrics: bool = Field(default=True, description="count and time requests for GET /metrics")

@@ -11,6 +11,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Double,
     ForeignKey,
     Index,
     Integer,
@@ -24,6 +25,7 @@ from sqlalchemy import (
 __all__ = [
     "LEDGER_SEQUENCE",
     "api_keys",
+    "games",
     "matches",
     "metadata",
     "player_ratings",
@@ -106,4 +108,26 @@ api_keys = Table(
     Column("label", String(200), nullable=False, default=""),
     Column("created_at", String(40), nullable=False),
     Column("revoked_at", String(40), nullable=True),
+)
+
+#: Game records posted to ``POST /v1/games``; a row is also the record's analysis job.
+#: ``status``: ``queued`` -> ``analysing`` (claimed by ``claim`` until ``lease_until``, epoch
+#: seconds) -> ``applied`` or ``failed`` (``reason``). A claim whose lease ran out (its worker died)
+#: is taken again. The match itself goes into ``matches`` through the ledger, by the same id.
+games = Table(
+    "games",
+    metadata,
+    Column("match_id", String(128), primary_key=True),
+    Column("body", Text, nullable=False),  # canonical JSON of the request (the record normalised)
+    Column("body_hash", String(64), nullable=False),  # SHA-256 of ``body``
+    Column("played_at", String(40), nullable=True),
+    Column("status", String(16), nullable=False),
+    Column("reason", Text, nullable=True),
+    Column("analysis", Text, nullable=True),  # JSON of the analysis, once analysed
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("claim", String(64), nullable=True),  # the token of the worker holding the job
+    Column("lease_until", Double, nullable=True),
+    Column("created_at", String(40), nullable=False),
+    Column("updated_at", String(40), nullable=False),
+    Index("ix_games_jobs", "status", "created_at"),
 )

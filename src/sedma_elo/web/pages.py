@@ -24,9 +24,10 @@ from ..errors import NotFoundError, SedmaEloError, ValidationError
 from .board import MAX_READS, READ, established_page
 from .chart import NARROW, RANGES, WIDE, ChartPoint, build_chart, in_range
 from .explained import changes_of, normalized, what_if, winner_first
+from .game import game_view
 from .lang import PageText, page_text, parse_moment, remember_language
 from .profile import career
-from .reads import as_mapping, career_matches, provisional_matches, service, sides_of
+from .reads import analysed_game, as_mapping, career_matches, provisional_matches, service, sides_of
 from .render import player_path, render_page
 from .trends import Trend, trend_of
 
@@ -295,6 +296,8 @@ def match_page(request: Request, match_id: str) -> Response:
         rules = svc.active_version().rules
     changes = winner_first(changes_of(view), body.get("winner"))
     alternatives = what_if(body, changes, rules) if rules is not None else {}
+    found = analysed_game(request, match_id)
+    game = game_view(found[0], found[1], text) if found is not None else None
     players = []
     for raw in changes:
         change = normalized(raw, text.tr)
@@ -310,6 +313,7 @@ def match_page(request: Request, match_id: str) -> Response:
                 "headline": headline,
                 "sentences": sentences,
                 "what_if": alternatives.get(change["player_id"], {}),
+                "bad_links": game["links"].get(change["player_id"], []) if game else [],
             }
         )
     return _page(
@@ -319,6 +323,7 @@ def match_page(request: Request, match_id: str) -> Response:
         match=view,
         winners=_winners(body),
         players=players,
+        game=game,
         rounding=getattr(rules, "rounding", "half_even"),
         rules_label=view["ratings_version"]["rules"],
     )

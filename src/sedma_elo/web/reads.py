@@ -18,15 +18,34 @@ from fastapi import Request
 from ..core.provisional import PROVISIONAL_MATCHES
 
 if TYPE_CHECKING:  # the service includes the web router: importing it at run time would be circular
-    from ..service.reads import PageReads
+    from ..service.reads import GameReads, PageReads
 
-__all__ = ["CareerMatch", "as_mapping", "career_matches", "provisional_matches", "service", "sides_of"]
+__all__ = [
+    "CareerMatch",
+    "analysed_game",
+    "as_mapping",
+    "career_matches",
+    "provisional_matches",
+    "service",
+    "sides_of",
+]
 
 
 def service(request: Request) -> PageReads:
     """The service layer's typed read interface (the ``Ledger`` the app factory opened)."""
     reads: PageReads = request.app.state.reads
     return reads
+
+
+def analysed_game(request: Request, match_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The record and analysis of the game posted for this match, or ``None`` (none, or not analysed)."""
+    games: GameReads | None = getattr(request.app.state, "games", None)
+    if games is None:
+        return None
+    row = games.find(match_id)
+    if row is None or row.analysis is None:
+        return None
+    return row.record, row.analysis
 
 
 def provisional_matches(request: Request) -> int:

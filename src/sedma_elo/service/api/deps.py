@@ -25,6 +25,7 @@ from ..writer import GroupWriter
 __all__ = [
     "AdminKey",
     "DatabaseDep",
+    "GamesKey",
     "GuardDep",
     "LedgerDep",
     "MatchId",
@@ -94,6 +95,10 @@ async def _write_key(guard: GuardDep, credentials: Credentials, request: Request
     return await guard.authorize_async(_secret(credentials), "write", _address(request))
 
 
+async def _games_key(guard: GuardDep, credentials: Credentials, request: Request) -> KeyInfo:
+    return await guard.authorize_async(_secret(credentials), "games", _address(request))
+
+
 def _admin_key(guard: GuardDep, credentials: Credentials, request: Request) -> KeyInfo:
     # A sync dependency: FastAPI runs it on a worker thread, so its lookup does not block the loop.
     return guard.authorize(_secret(credentials), "admin", _address(request))
@@ -102,6 +107,8 @@ def _admin_key(guard: GuardDep, credentials: Credentials, request: Request) -> K
 #: A key with the write scope (or admin); 401 without one, 403 for another scope, 429 over its rate
 #: (or after too many unknown keys from the client's address).
 WriteKey = Annotated[KeyInfo, Depends(_write_key)]
+#: A key that may post game records: scope games, write or admin.
+GamesKey = Annotated[KeyInfo, Depends(_games_key)]
 #: A key with the admin scope.
 AdminKey = Annotated[KeyInfo, Depends(_admin_key)]
 

@@ -1,6 +1,8 @@
 """API keys: random ``sk_...`` secrets of which only the SHA-256 is stored.
 
-A key has one scope: ``write`` (post matches) or ``admin`` (everything, including void and re-rate).
+A key has one scope: ``games`` (post game records only: the service derives the statistics, so a
+game server cannot forge its bonuses), ``write`` (post matches with their statistics, and game
+records) or ``admin`` (everything, including void and re-rate).
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ __all__ = [
     "revoke_key",
 ]
 
-Scope = Literal["write", "admin"]
-SCOPES: tuple[Scope, ...] = ("write", "admin")
+Scope = Literal["games", "write", "admin"]
+SCOPES: tuple[Scope, ...] = ("games", "write", "admin")
+#: What each scope may do besides itself (admin may do everything).
+_ALSO: dict[str, tuple[Scope, ...]] = {"write": ("games",), "games": ()}
 KEY_PREFIX = "sk_"
 #: Keys shorter than this are refused everywhere (a generated key has 46 characters).
 MIN_KEY_LENGTH = 32
@@ -217,6 +221,9 @@ def find_key(db: Database, digest: str) -> KeyInfo | None:
 
 
 def require_scope(info: KeyInfo, scope: Scope) -> None:
-    """Raise :class:`PermissionDeniedError` unless ``info`` allows ``scope`` (admin allows everything)."""
-    if info.scope != scope and info.scope != "admin":
+    """Raise :class:`PermissionDeniedError` unless ``info`` allows ``scope``.
+
+    Admin allows everything; write allows games too; a games key may only post game records.
+    """
+    if info.scope != scope and info.scope != "admin" and scope not in _ALSO.get(info.scope, ()):
         raise PermissionDeniedError(f"this key has scope {info.scope!r}; {scope!r} is needed")

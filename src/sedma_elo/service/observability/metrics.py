@@ -8,7 +8,8 @@ at each scrape.
 
 Names (all ``sedma_elo_``): ``http_requests_total`` and ``http_request_duration_seconds`` by
 method, route template and status; ``matches_applied_total``; ``write_batch_size``;
-``write_queue_depth``; ``ledger_matches``; ``database_errors_total``.
+``write_queue_depth``; ``ledger_matches``; ``game_backlog`` (game records waiting for or in their
+analysis, read from the database at each scrape); ``database_errors_total``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..api.responses import errors
 __all__ = [
     "BATCH_SIZE",
     "DATABASE_ERRORS",
+    "GAME_BACKLOG",
     "LEDGER_MATCHES",
     "MATCHES_APPLIED",
     "MULTIPROC_ENV",
@@ -83,6 +85,11 @@ LEDGER_MATCHES = Gauge(
     "Matches in the ledger, voided ones included (read from the database at each scrape)",
     multiprocess_mode="livemax",
 )
+GAME_BACKLOG = Gauge(
+    "sedma_elo_game_backlog",
+    "Game records queued for analysis or being analysed (read from the database at each scrape)",
+    multiprocess_mode="livemax",
+)
 DATABASE_ERRORS = Counter(
     "sedma_elo_database_errors",
     "Errors raised by the database driver (connection losses, timeouts, failed statements)",
@@ -123,6 +130,10 @@ def metrics(request: Request) -> Response:
         # With the database down the other metrics are still served (and the error is counted).
         with contextlib.suppress(SQLAlchemyError):
             LEDGER_MATCHES.set(ledger.ledger_size())
+    games = getattr(request.app.state, "games", None)
+    if games is not None:
+        with contextlib.suppress(SQLAlchemyError):
+            GAME_BACKLOG.set(games.backlog())
     registry: CollectorRegistry = REGISTRY
     if os.environ.get(MULTIPROC_ENV):
         registry = CollectorRegistry()

@@ -1,0 +1,190 @@
+"""Analysis workers: claim a game, analyse its record, apply the match through the ledger.
+
+A worker holds one database connection for the ledger (a :class:`WriterSession`, as the API's
+writer does) and loops: :meth:`GameStore.claim` a job, :func:`~sedma_elo.game.analysis.analyze`
+the record (renewing the lease after each round), apply the match built from the analysis through
+the same exactly-once path as ``POST /v1/matches``, then mark the game ``applied`` (or ``failed``
+with the ledger's reason). A worker killed at any point loses nothing: its lease runs out and the
+next worker analyses the game again (the analysis is deterministic, so the match body is the
+same) and the ledger answers a match it already holds as a repeat.
+
+``sedma-elo serve`` starts :func:`start_processes`; ``sedma-elo worker`` runs :func:`run_worker`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from multiprocessing.process import BaseProcess
+from typing import Literal
+
+from ...game.analysis import AnalysisConfig, analyze
+from ...game.record import parse_record
+from ...storage import Database
+from ..ledger import Ledger, WriterSession
+from .payload import match_submission
+from .store import Claim, GameStore
+
+__all__ = ["DEFAULT_LEASE", "MAX_ATTEMPTS", "GameWorker", "run_worker", "start_processes", "stop_processes"]
+
+_log = logging.getLogger("sedma_elo.service.games")
+
+#: Seconds a claim holds a game without a renewal (renewed after every analysed round).
+DEFAULT_LEASE = 60.0
+#: Claims of one game that ended in an unexpected error before it is marked failed.
+MAX_ATTEMPTS = 3
+
+Step = Literal["applied", "failed", "retry", "idle"]
+
+
+class GameWorker:
+    """Analyses and applies queued games of one database; one per thread or process."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        *,
+        lease: float = DEFAULT_LEASE,
+        config: AnalysisConfig | None = None,
+        on_claim: Callable[[Claim], None] | None = None,
+    ) -> None:
+        """A worker on ``ledger``'s database; ``on_claim`` is called once a job is held (tests)."""
+        self.ledger = ledger
+        self.store = GameStore(ledger.db)
+        self.lease = lease
+        self.config = config or AnalysisConfig()
+        self.on_claim = on_claim
+
+    def step(self, session: WriterSession) -> Step:
+        """Claim and finish one job; ``idle`` when none is waiting.
+
+        Raises:
+            what the database driver raises when the database is unreachable (the claim's lease
+            then runs out and the game is taken again).
+        """
+        claim = self.store.claim(self.lease)
+        if claim is None:
+            return "idle"
+        if self.on_claim is not None:
+            self.on_claim(claim)
+        try:
+            record = parse_record(json.loads(claim.body)["record"])
+            renewed = time.monotonic()
+
+            def keep_lease(_done: int, _total: int) -> None:
+                nonlocal renewed
+                if time.monotonic() - renewed > self.lease / 3:
+                    self.store.renew(claim, self.lease)
+                    renewed = time.monotonic()
+
+            analysis = analyze(record, self.config, progress=keep_lease)
+            submission = match_submission(claim.match_id, claim.played_at, analysis)
+        except Exception as exc:  # a record the checks let through but the analysis refuses: a bug
+            _log.exception("analysis of game %s failed", claim.match_id)
+            return self._retry_or_fail(claim, f"analysis failed: {exc}")
+        outcome = session.apply([submission])[0]
+        details = analysis.to_dict()
+        if outcome.status in ("created", "repeat"):
+            self.store.finish(claim, "applied", analysis=details)
+            return "applied"
+        if outcome.error is not None:  # the ledger refused the match (a conflict, a rating refused)
+            self.store.finish(claim, "failed", analysis=details, reason=str(outcome.error))
+            return "failed"
+        return self._retry_or_fail(claim, f"the ledger failed to apply the match: {outcome.failure}")
+
+    def _retry_or_fail(self, claim: Claim, reason: str) -> Step:
+        if claim.attempt >= MAX_ATTEMPTS:
+            self.store.finish(claim, "failed", reason=f"{reason} (after {claim.attempt} attempts)")
+            return "failed"
+        self.store.finish(claim, "queued", reason=reason)
+        return "retry"
+
+    def drain(self) -> int:
+        """Finish every waiting job (in this thread); returns how many were taken."""
+        taken = 0
+        with self.ledger.writer_session() as session:
+            while self.step(session) != "idle":
+                taken += 1
+        return taken
+
+    def run(self, stop: threading.Event, poll: float = 0.5) -> None:
+        """Work until ``stop`` is set, polling for jobs every ``poll`` seconds when idle.
+
+        A database error is logged and retried after ``poll`` seconds; the job in hand is finished
+        before ``stop`` is seen.
+        """
+        with self.ledger.writer_session() as session:
+            while not stop.is_set():
+                try:
+                    busy = self.step(session) != "idle"
+                except Exception as exc:  # the database is unreachable: wait, then try again
+                    _log.warning("game worker: %s", (str(exc) or type(exc).__name__).splitlines()[0])
+                    busy = False
+                if not busy:
+                    stop.wait(poll)
+
+
+def run_worker(url: str, lease: float = DEFAULT_LEASE, poll: float = 0.5, parent: int | None = None) -> None:
+    """Run a worker on the database at ``url`` until SIGTERM or SIGINT (the job in hand is finished).
+
+    With ``parent`` (a process id) the worker also stops when that process is gone (``serve``
+    was killed outright), instead of working on as an orphan.
+
+    Raises:
+        ValidationError, DatabaseError: the URL is unusable or the database does not exist.
+    """
+    from ...storage.database import open_checked
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    if parent is not None:
+        threading.Thread(target=_watch_parent, args=(parent, stop), daemon=True).start()
+    db: Database = open_checked(url, create=False)
+    try:
+        ledger = Ledger(db, async_connections=1)
+        ledger.ensure_version()
+        GameWorker(ledger, lease=lease).run(stop, poll)
+    finally:
+        db.dispose()
+
+
+def _watch_parent(parent: int, stop: threading.Event) -> None:
+    while not stop.wait(1.0):
+        if os.getppid() != parent:
+            stop.set()
+
+
+def start_processes(url: str, count: int, lease: float = DEFAULT_LEASE) -> list[BaseProcess]:
+    """Start ``count`` worker processes on ``url`` (fresh interpreters: nothing of the caller shared)."""
+    ctx = multiprocessing.get_context("spawn")
+    procs: list[BaseProcess] = []
+    for i in range(count):
+        proc = ctx.Process(
+            target=run_worker,
+            args=(url, lease, 0.5, os.getpid()),
+            name=f"sedma-elo-game-worker-{i}",
+            daemon=True,
+        )
+        proc.start()
+        procs.append(proc)
+    return procs
+
+
+def stop_processes(procs: list[BaseProcess], timeout: float = 30.0) -> None:
+    """Ask each worker to stop (SIGTERM: it finishes its job); kill those still running after ``timeout``."""
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    deadline = time.monotonic() + timeout
+    for proc in procs:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.kill()
+            proc.join()

@@ -1,0 +1,164 @@
+"""Game analysis in separate ``sedma-elo worker`` processes: kill -9 mid-analysis loses nothing.
+
+A worker killed while it holds a game leaves the game ``analysing`` under a lease; once the lease
+runs out the next worker analyses it again, and the ledger's exactly-once rule applies every game's
+match once. On SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+
+import pytest
+from games_helpers import analysed_match, bot_record, expected_ratings, game_body
+from server import SEDMA_ELO, Server
+
+from sedma_elo.service.games import GameIn, GameStore, check_game
+from sedma_elo.service.ledger import Ledger
+from sedma_elo.storage import open_database
+
+_LEASE = "2"
+
+
+def _worker(url: str) -> subprocess.Popen[bytes]:
+    # Its log goes to this test's stderr (pytest shows it when the test fails).
+    return subprocess.Popen(
+        [SEDMA_ELO, "worker", "--database-url", url, "--lease", _LEASE, "--poll", "0.05"],
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def _wait(condition: Callable[[], bool], seconds: float, poll: float = 0.005) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached within {seconds} s")
+        time.sleep(poll)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.slow
+def test_kill_9_mid_analysis_then_restart_applies_every_game_once(db_url: str) -> None:
+    """SIGKILL while a game is being analysed; a new worker finishes all; ledger = rate() of each analysis."""
+    db = open_database(db_url)
+    ledger = Ledger(db, async_connections=1)
+    ledger.ensure_version()
+    store = GameStore(db)
+    pairs = [("ann", "ben"), ("ben", "cid"), ("cid", "ann"), ("ann", "dot")]
+    records = {f"k-{i}": bot_record(40 + i, pair) for i, pair in enumerate(pairs)}
+    for match_id, record in records.items():
+        store.submit(check_game(GameIn.model_validate(game_body(match_id, record))))
+    first = _worker(db_url)
+    try:
+        _wait(lambda: any(store.get(m).status == "analysing" for m in records), 300)
+    finally:
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+    held = [m for m in records if store.get(m).status == "analysing"]
+    assert len(held) == 1  # killed while holding one game
+    second = _worker(db_url)
+    try:
+        _wait(lambda: store.backlog() == 0, 300, poll=0.1)
+    finally:
+        _stop(second)
+    assert {store.get(m).status for m in records} == {"applied"}
+    assert store.get(held[0]).attempts == 2
+    assert ledger.ledger_size() == len(records)
+    assert ledger.verify().ok
+    order = sorted(records, key=lambda m: ledger.get_match(m)["sequence"])
+    expected = expected_ratings([analysed_match(m, records[m]) for m in order])
+    assert {p: ledger.get_player(p).rating for p in expected} == expected
+    db.dispose()
+
+
+@pytest.mark.slow
+def test_a_game_posted_over_http_is_applied_by_a_separate_worker(db_url: str) -> None:
+    """POST /v1/games to the app, a `sedma-elo worker` process analyses it: the ratings rate() gives."""
+    from fastapi.testclient import TestClient
+
+    from sedma_elo.service import ServiceSettings, create_app
+    from sedma_elo.service.auth import create_key
+
+    db = open_database(db_url)
+    key, _ = create_key(db, "games", "game server")
+    db.dispose()
+    record = bot_record(50, ("eve", "fin"))
+    with TestClient(create_app(ServiceSettings(database_url=db_url))) as client:
+        posted = client.post(
+            "/v1/games", json=game_body("h-1", record), headers={"Authorization": f"Bearer {key}"}
+        )
+        assert posted.status_code == 202
+        worker = _worker(db_url)
+        try:
+            _wait(lambda: client.get("/v1/games/h-1").json()["status"] == "applied", 300, poll=0.1)
+        finally:
+            _stop(worker)
+        view = client.get("/v1/games/h-1").json()
+    expected = expected_ratings([analysed_match("h-1", record)])
+    assert {c["player_id"]: c["rating_after"] for c in view["changes"]} == expected
+
+
+def test_worker_refuses_a_missing_sqlite_file(tmp_path: object) -> None:
+    """`sedma-elo worker` on a SQLite file that does not exist: exit 2, nothing created."""
+    path = f"{tmp_path}/none.db"
+    done = subprocess.run(
+        [SEDMA_ELO, "worker", "--database-url", f"sqlite:///{path}"], capture_output=True, timeout=60
+    )
+    assert done.returncode == 2 and b"no SQLite database" in done.stderr
+    assert not os.path.exists(path)
+
+
+def _http(
+    method: str, url: str, body: object = None, key: str | None = None
+) -> tuple[int, dict[str, object]]:
+    import json
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    req = urllib.request.Request(url, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.mark.slow
+def test_serve_analyses_in_its_own_worker_and_resumes_after_a_restart(tmp_path: object) -> None:
+    """Queued under `serve --game-workers 0`, a game waits; `serve` restarted with its default applies it."""
+    from sedma_elo.service.auth import create_key
+
+    url = f"sqlite:///{tmp_path}/serve.db"
+    db = open_database(url)
+    key, _ = create_key(db, "games", "game server")
+    db.dispose()
+    record = bot_record(60, ("gil", "hal"))
+    server = Server(url, "--game-workers", "0")
+    try:
+        assert _http("POST", f"{server.base}/v1/games", game_body("s-1", record), key)[0] == 202
+        time.sleep(1)
+        assert _http("GET", f"{server.base}/v1/games/s-1")[1]["status"] == "queued"
+    finally:
+        server.stop()
+    server = Server(url)
+    try:
+        _wait(lambda: _http("GET", f"{server.base}/v1/games/s-1")[1]["status"] == "applied", 300, poll=0.2)
+        view = _http("GET", f"{server.base}/v1/games/s-1")[1]
+    finally:
+        server.stop()
+    expected = expected_ratings([analysed_match("s-1", record)])
+    assert {c["player_id"]: c["rating_after"] for c in view["changes"]} == expected  # type: ignore[attr-defined]
