@@ -27,7 +27,7 @@ from ...errors import (
 __all__ = ["error_body", "error_response", "install_error_handlers", "request_validation_response"]
 
 #: Fields that arrive in the query string (a ValidationError naming one is located in ``query``).
-_QUERY_FIELDS = {"limit", "cursor", "span", "version", "order", "n", "players", "prefix"}
+_QUERY_FIELDS = {"after", "limit", "cursor", "span", "version", "order", "n", "players", "prefix"}
 
 
 def error_body(status: int, detail: Any, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -1,8 +1,17 @@
-"""One router per API area: matches, players, leaderboard, versions, admin and meta (health)."""
+"""One router per API area: matches, players, leaderboard, changes, versions, admin, webhooks, meta."""
 
-from . import admin, leaderboard, matches, meta, players, versions
+from . import admin, changes, leaderboard, matches, meta, players, versions, webhooks
 
 __all__ = ["ROUTERS"]
 
 #: Every router of the JSON API, in the order the OpenAPI document lists their areas.
-ROUTERS = (matches.router, players.router, leaderboard.router, versions.router, admin.router, meta.router)
+ROUTERS = (
+    matches.router,
+    players.router,
+    leaderboard.router,
+    changes.router,
+    versions.router,
+    admin.router,
+    webhooks.router,
+    meta.router,
+)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter
 from fastapi.responses import Response
 
@@ -11,18 +13,17 @@ from ..bodies import CheckedJsonRoute
 from ..deps import AdminKey, DatabaseDep, GuardDep, LedgerDep, MatchId, VersionId
 from ..schemas import KeyIn, RulesIn, VoidIn, json_response
 
-__all__ = ["router"]
+__all__ = ["ADMIN_RESPONSES", "router"]
 
-router = APIRouter(
-    tags=["admin"],
-    route_class=CheckedJsonRoute,
-    responses={
-        401: {"description": "no key or an unknown key"},
-        403: {"description": "a key without the admin scope"},
-        413: {"description": "request body too large"},
-        415: {"description": "the body is not JSON"},
-    },
-)
+#: What every admin route may answer besides its own responses.
+ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"description": "no key or an unknown key"},
+    403: {"description": "a key without the admin scope"},
+    413: {"description": "request body too large"},
+    415: {"description": "the body is not JSON"},
+}
+
+router = APIRouter(tags=["admin"], route_class=CheckedJsonRoute, responses=ADMIN_RESPONSES)
 
 
 @router.post("/v1/admin/matches/{match_id}/void", responses={404: {"description": "unknown match"}})
