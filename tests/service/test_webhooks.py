@@ -17,7 +17,8 @@ from receiver import Receiver, records, wait_for
 
 from conftest import Api, make_api, single
 from sedma_elo.service.api.feed_schemas import WebhookOut, WebhooksOut
-from sedma_elo.service.webhooks import retry_delay, verify
+from sedma_elo.service.webhooks import Deliverer, retry_delay, verify
+from sedma_elo.storage import open_database
 
 SECRET = "whsec-test-0123456789abcdef"
 FAST = {"webhook_poll": 0.02, "webhook_retry_base": 0.05, "webhook_retry_max": 0.2, "webhook_timeout": 5.0}
@@ -87,13 +88,13 @@ def test_registering_a_url_that_is_not_plain_http_is_a_422_and_stores_nothing(ap
 
 def test_a_short_secret_is_refused(api: Api) -> None:
     """A secret under 16 characters: 422 naming secret."""
-    r = api.admin("/v1/admin/webhooks", {"url": "https://example.test/h", "secret": "short"})
+    r = api.admin("/v1/admin/webhooks", {"url": "https://127.0.0.1:9/h", "secret": "short"})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "secret"]
 
 
 def test_register_list_and_delete_need_the_admin_key_and_never_show_the_secret(api: Api) -> None:
     """A write key gets 403, no key 401; the admin registers, lists (no secret) and deletes."""
-    body = {"url": "https://example.test/hook", "secret": SECRET, "label": "crm"}
+    body = {"url": "https://127.0.0.1:9/hook", "secret": SECRET, "label": "crm"}
     assert api.client.post("/v1/admin/webhooks", json=body).status_code == 401
     assert (
         api.client.post("/v1/admin/webhooks", json=body, headers=api.headers(api.write_key)).status_code
@@ -104,7 +105,7 @@ def test_register_list_and_delete_need_the_admin_key_and_never_show_the_secret(a
     assert created.status_code == 201 and SECRET not in created.text
     sub = WebhookOut.model_validate(created.json())
     assert (sub.url, sub.label, sub.delivered_through, sub.backlog) == (
-        "https://example.test/hook",
+        "https://127.0.0.1:9/hook",
         "crm",
         1,
         0,
@@ -189,3 +190,43 @@ def test_every_change_arrives_once_in_order_signed_across_a_receiver_killed_mid_
     while (status := _subscriptions(api)[0])["delivered_through"] < 16 and time.monotonic() < deadline:
         time.sleep(0.02)
     assert status["delivered_through"] == 16 and status["backlog"] == 0 and status["attempts"] == 0
+
+
+def _sequences(got: list[dict[str, Any]]) -> list[int]:
+    return [int(r["headers"]["X-Sedma-Sequence"]) for r in got]
+
+
+def test_a_5xx_answer_is_retried_with_back_off_and_nothing_is_skipped(fast_api: Api, tmp_path: Path) -> None:
+    """The receiver answers 500 three times: item 1 is tried four times, then 1, 2, 3 follow in order."""
+    log = tmp_path / "received.jsonl"
+    receiver = Receiver(log, fail_first=3)
+    try:
+        assert _register(fast_api, receiver.url, after=0).status_code == 201
+        for n in range(3):
+            fast_api.post(single(f"m-{n}", f"p{n}", f"q{n}"))
+        got = wait_for(log, lambda rs: 3 in _sequences(rs))
+    finally:
+        receiver.stop()
+    assert _sequences(got) == [1, 1, 1, 1, 2, 3]
+    stamps = [int(r["headers"]["X-Sedma-Timestamp"]) for r in got]
+    assert stamps == sorted(stamps) and all(_signed(r) for r in got)
+
+
+def test_two_processes_deliver_each_item_once_through_the_lease(db_url: str, tmp_path: Path) -> None:
+    """A second delivery thread on its own database handle (as with serve --workers 2): a healthy
+    receiver gets every item exactly once, in order."""
+    log = tmp_path / "received.jsonl"
+    receiver = Receiver(log)
+    other = Deliverer(open_database(db_url), poll=0.01, retry_base=0.05, retry_max=0.2, timeout=5.0)
+    try:
+        for api in make_api(db_url, **FAST):
+            assert _register(api, receiver.url, after=0).status_code == 201
+            other.start()
+            for n in range(30):
+                assert api.post(single(f"m-{n}", f"p{n % 5}", f"q{n % 4}")).status_code == 201
+            got = wait_for(log, lambda rs: 30 in _sequences(rs))
+    finally:
+        other.stop()
+        other.db.dispose()
+        receiver.stop()
+    assert _sequences(got) == list(range(1, 31))

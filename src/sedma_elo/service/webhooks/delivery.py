@@ -113,12 +113,16 @@ class Deliverer:
         self._wake.set()
 
     def _run(self) -> None:
+        failing = False
         while not self._stop.is_set():
             try:
                 busy = self.run_once() > 0
-            except Exception:  # the database may be down: log, wait, try again
-                _log.exception("webhook delivery failed; trying again in %.1f s", self.poll)
-                busy = False
+                failing = False
+            except Exception as exc:  # the database may be down: say so once, wait, try again
+                if not failing:
+                    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    _log.warning("webhook delivery paused: %s (trying again every %.1f s)", reason, self.poll)
+                failing, busy = True, False
             if not busy:
                 self._wake.wait(self.poll)
                 self._wake.clear()
