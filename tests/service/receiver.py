@@ -4,7 +4,8 @@ The child appends one JSON line per request it receives (headers of interest and
 file, with one ``write`` on an ``O_APPEND`` descriptor *before* it answers, so what it recorded
 survives a SIGKILL. ``die_at=n`` makes it SIGKILL itself right after recording its n-th request
 (before answering): the sender sees a cut connection and must deliver that event again;
-``fail_first=n`` answers 500 to the first n requests.
+``fail_first=n`` answers 500 to the first n requests; ``delay`` seconds pass before each answer
+(a slow receiver).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 _CHILD = r"""
-import base64, http.server, json, os, signal, socket, sys
+import base64, http.server, json, os, signal, socket, sys, time
 sock = socket.socket(fileno=int(sys.argv[1]))
 out = os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 die_at = int(sys.argv[3])
 fail_first = int(sys.argv[4])
+delay = float(sys.argv[5])
 seen = 0
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -36,6 +38,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         seen += 1
         if seen == die_at:
             os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(delay)
         self.send_response(500 if seen <= fail_first else 204)
         self.end_headers()
 
@@ -51,7 +54,9 @@ server.serve_forever()
 class Receiver:
     """A receiver child on ``port`` (0: a free one), recording to ``path``, dying at request ``die_at``."""
 
-    def __init__(self, path: Path, port: int = 0, die_at: int = 0, fail_first: int = 0) -> None:
+    def __init__(
+        self, path: Path, port: int = 0, die_at: int = 0, fail_first: int = 0, delay: float = 0.0
+    ) -> None:
         self.path = path
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -61,7 +66,8 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.port}/hook"
         fd = listener.fileno()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, str(fd), str(path), str(die_at), str(fail_first)], pass_fds=[fd]
+            [sys.executable, "-c", _CHILD, str(fd), str(path), str(die_at), str(fail_first), str(delay)],
+            pass_fds=[fd],
         )
         listener.close()  # the child holds it: once the child dies, connections are refused
 

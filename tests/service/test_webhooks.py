@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,11 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from receiver import Receiver, records, wait_for
+from server import Server
 
 from conftest import Api, make_api, single
 from sedma_elo.service.api.feed_schemas import WebhookOut, WebhooksOut
+from sedma_elo.service.auth import create_key
 from sedma_elo.service.webhooks import Deliverer, retry_delay, verify
 from sedma_elo.storage import open_database
 
@@ -230,3 +233,57 @@ def test_two_processes_deliver_each_item_once_through_the_lease(db_url: str, tmp
         other.db.dispose()
         receiver.stop()
     assert _sequences(got) == list(range(1, 31))
+
+
+def _call(base: str, key: str, path: str, body: dict[str, Any]) -> int:
+    request = urllib.request.Request(
+        base + path,
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        status: int = response.status
+        return status
+
+
+@pytest.mark.slow
+def test_the_outbox_survives_a_kill_9_of_the_service_mid_delivery(db_url: str, tmp_path: Path) -> None:
+    """sedma-elo serve is SIGKILLed while it delivers to a slow receiver, then started again: every
+    item, those posted before and after, arrives signed and in order."""
+    db = open_database(db_url)
+    write_key, _ = create_key(db, "write", "t")
+    admin_key, _ = create_key(db, "admin", "t")
+    db.dispose()
+    env = {
+        f"SEDMA_ELO_{k.upper()}": str(v)
+        for k, v in {**FAST, "webhook_timeout": 0.5, "webhook_lease": 2}.items()
+    }
+    log = tmp_path / "received.jsonl"
+    receiver = Receiver(log, delay=0.02)
+    server = Server(db_url, **env)
+    try:
+        body = {"url": receiver.url, "secret": SECRET, "after": 0}
+        assert _call(server.base, admin_key, "/v1/admin/webhooks", body) == 201
+        for n in range(40):
+            assert (
+                _call(server.base, write_key, "/v1/matches", single(f"m-{n}", f"p{n % 5}", f"q{n % 4}"))
+                == 201
+            )
+        wait_for(log, lambda rs: len(rs) >= 5)
+        server.kill9()
+        assert len(_first_receipts(records(log))) < 40  # the kill came mid-stream
+        server = Server(db_url, **env)
+        for n in range(40, 50):
+            assert (
+                _call(server.base, write_key, "/v1/matches", single(f"m-{n}", f"p{n % 5}", f"q{n % 4}"))
+                == 201
+            )
+        got = wait_for(log, lambda rs: set(_sequences(rs)) >= set(range(1, 51)))
+    finally:
+        server.stop()
+        receiver.stop()
+    assert all(_signed(r) for r in got)
+    sequences = _sequences(got)
+    assert all(s <= max(sequences[:i], default=0) + 1 for i, s in enumerate(sequences))
+    assert _sequences(_first_receipts(got)) == list(range(1, 51))

@@ -86,6 +86,7 @@ def _start_deliverer(services: Services) -> Deliverer | None:
         timeout=settings.webhook_timeout,
         retry_base=settings.webhook_retry_base,
         retry_max=settings.webhook_retry_max,
+        lease=settings.webhook_lease,
     )
     deliverer.start()
     return deliverer

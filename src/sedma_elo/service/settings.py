@@ -73,6 +73,9 @@ class ServiceSettings(BaseSettings):
     webhook_retry_base: float = Field(
         default=1.0, gt=0, le=3600, description="first retry delay of a failed delivery (doubles each time)"
     )
+    webhook_lease: float = Field(
+        default=60.0, gt=0, le=3600, description="seconds a process keeps a subscription without news"
+    )
     webhook_retry_max: float = Field(default=600.0, gt=0, le=86_400, description="longest retry delay")
 
     def check_secure(self) -> None:

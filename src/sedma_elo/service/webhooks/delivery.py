@@ -5,8 +5,9 @@ events after its cursor and is due (not waiting out a back-off) by writing a *le
 (``lease_owner``, ``lease_until``; on PostgreSQL the row is read ``FOR UPDATE SKIP LOCKED``), so
 that with ``serve --workers N`` only one process delivers to a subscription at a time and a
 process that dies leaves it to the others once the lease runs out. It then POSTs the events after
-the cursor one at a time, in sequence order, and moves the cursor on after each page (and before
-the lease could run out). Nothing is held open on the database during an HTTP request.
+the cursor one at a time, in sequence order, and moves the cursor on (renewing the lease) after
+each page and at least every quarter lease. Nothing is held open on the database during an HTTP
+request.
 
 A delivery succeeds on any 2xx answer. Anything else (another status, a refused connection, a
 timeout) stops the subscription at that event: it is tried again after ``retry_base * 2**(n-1)``
@@ -161,6 +162,7 @@ class Deliverer:
 
     def _deliver(self, claim: _Claim) -> int:
         through, sent = claim.through, 0
+        saved = time.monotonic()
         while not self._stop.is_set():
             rows = self.db.query(_PAGE_SQL, (through, self.page))
             if not rows:
@@ -182,8 +184,15 @@ class Deliverer:
                 through, sent = int(seq), sent + 1
                 if self._stop.is_set():
                     break
+                # Renewed a quarter lease after the last save: one more request (<= timeout <= a
+                # quarter lease) still ends inside the lease.
+                if time.monotonic() - saved > self.lease / 4:
+                    if not self._save(claim.id, through, 0, 0.0, None, keep=True):
+                        return sent
+                    saved = time.monotonic()
             if not self._save(claim.id, through, 0, 0.0, None, keep=True):
                 return sent  # deleted, or the lease was lost: another process goes on from the cursor
+            saved = time.monotonic()
         self._save(claim.id, through, 0 if sent else claim.attempts, 0.0, None, keep=False)
         return sent
 
