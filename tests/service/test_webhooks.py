@@ -287,3 +287,28 @@ def test_the_outbox_survives_a_kill_9_of_the_service_mid_delivery(db_url: str, t
     sequences = _sequences(got)
     assert all(s <= max(sequences[:i], default=0) + 1 for i, s in enumerate(sequences))
     assert _sequences(_first_receipts(got)) == list(range(1, 51))
+
+
+def test_a_slow_receiver_does_not_lose_the_lease_to_another_process(db_url: str, tmp_path: Path) -> None:
+    """30 items at 0.1 s each (3 s) under a 1 s lease, with a second delivery thread waiting to take
+    over: the lease is renewed along the way, so each item still arrives exactly once."""
+    log = tmp_path / "received.jsonl"
+    receiver = Receiver(log, delay=0.1)
+    quick = {"poll": 0.01, "retry_base": 0.05, "retry_max": 0.2, "timeout": 0.25, "lease": 1.0}
+    db = open_database(db_url)
+    first, second = Deliverer(db, **quick), Deliverer(db, **quick)
+    try:
+        for api in make_api(db_url, webhooks=False):
+            assert _register(api, receiver.url).status_code == 201
+            for n in range(30):
+                assert api.post(single(f"m-{n}", f"p{n % 5}", f"q{n % 4}")).status_code == 201
+        first.start()
+        wait_for(log, lambda rs: len(rs) >= 1)
+        second.start()
+        got = wait_for(log, lambda rs: 30 in _sequences(rs))
+    finally:
+        first.stop()
+        second.stop()
+        db.dispose()
+        receiver.stop()
+    assert _sequences(got) == list(range(1, 31))
