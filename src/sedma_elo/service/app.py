@@ -32,6 +32,7 @@ from .ledger import Ledger
 from .observability import install_observability
 from .reads import GameReads, PageReads
 from .settings import ServiceSettings
+from .webhooks import Deliverer
 from .writer import GroupWriter
 
 __all__ = ["app_from_env", "create_app"]
@@ -86,6 +87,23 @@ def _start(settings: ServiceSettings) -> Services:
     return Services(settings, db, ledger, writer, guard)
 
 
+def _start_deliverer(services: Services) -> Deliverer | None:
+    """The webhook delivery thread of this process, started (None when ``webhooks`` is off)."""
+    settings = services.settings
+    if not settings.webhooks:
+        return None
+    deliverer = Deliverer(
+        services.db,
+        poll=settings.webhook_poll,
+        timeout=settings.webhook_timeout,
+        retry_base=settings.webhook_retry_base,
+        retry_max=settings.webhook_retry_max,
+        lease=settings.webhook_lease,
+    )
+    deliverer.start()
+    return deliverer
+
+
 def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     """Build the API for ``settings`` (defaults: SQLite ``./sedma-elo.db``, environment overrides).
 
@@ -107,10 +125,13 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         app.state.ledger = services.ledger  # for tests and tools that drive the ledger of a running app
         games: GameReads = GameStore(services.db)  # the match page's game and the backlog metric
         app.state.games = games
+        deliverer = _start_deliverer(services)
         runtime.after_startup()
         try:
             yield
         finally:
+            if deliverer is not None:
+                deliverer.stop()
             services.writer.stop()
             services.guard.close()
             await services.ledger.reader.close()

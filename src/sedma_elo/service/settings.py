@@ -119,6 +119,18 @@ class ServiceSettings(BaseSettings):
     access_log: bool = Field(default=False, description="log one line per request")
     log_format: Literal["text", "json"] = Field(default="text", description="text lines or JSON objects")
     metrics: bool = Field(default=True, description="count and time requests for GET /metrics")
+    webhooks: bool = Field(default=True, description="deliver the change feed to webhook subscriptions")
+    webhook_poll: float = Field(
+        default=0.5, gt=0, le=60, description="seconds between looks for webhook work"
+    )
+    webhook_timeout: float = Field(default=10.0, gt=0, le=120, description="seconds per webhook request")
+    webhook_retry_base: float = Field(
+        default=1.0, gt=0, le=3600, description="first retry delay of a failed delivery (doubles each time)"
+    )
+    webhook_lease: float = Field(
+        default=60.0, gt=0, le=3600, description="seconds a process keeps a subscription without news"
+    )
+    webhook_retry_max: float = Field(default=600.0, gt=0, le=86_400, description="longest retry delay")
 
     def pool_sizes(self) -> PoolSizes:
         """Each pool's size in one process.

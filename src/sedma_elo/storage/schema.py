@@ -12,6 +12,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     Double,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -26,11 +27,13 @@ __all__ = [
     "LEDGER_SEQUENCE",
     "api_keys",
     "games",
+    "change_events",
     "matches",
     "metadata",
     "player_ratings",
     "rating_changes",
     "rating_versions",
+    "webhook_subscriptions",
 ]
 
 metadata = MetaData()
@@ -130,4 +133,32 @@ games = Table(
     Column("created_at", String(40), nullable=False),
     Column("updated_at", String(40), nullable=False),
     Index("ix_games_jobs", "status", "created_at"),
+#: The change feed and the webhooks' durable outbox: one row per applied match, void or switch of the
+#: active version, written in the same transaction. ``sequence`` is dense and in commit order (taken
+#: under a lock, see ``service/ledger/feed_events.py``); ``data`` is the item's JSON without it.
+change_events = Table(
+    "change_events",
+    metadata,
+    Column("sequence", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=False),
+    Column("kind", String(10), nullable=False),  # "match", "void" or "rerate"
+    Column("version_id", Integer, nullable=False),  # the active version the item describes
+    Column("data", Text, nullable=False),
+    Column("created_at", String(40), nullable=False),
+)
+
+#: Webhook subscriptions, each with its own delivery cursor into ``change_events``.
+webhook_subscriptions = Table(
+    "webhook_subscriptions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("url", String(2000), nullable=False),
+    Column("secret", String(200), nullable=False),  # kept as given: it signs every delivery
+    Column("label", String(200), nullable=False, default=""),
+    Column("created_at", String(40), nullable=False),
+    Column("delivered_through", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),  # failures in a row of the next event
+    Column("next_attempt_at", Float, nullable=False, default=0.0),  # Unix time
+    Column("last_error", String(500), nullable=True),
+    Column("lease_owner", String(100), nullable=True),  # the process delivering it now
+    Column("lease_until", Float, nullable=True),
 )

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: Fields that arrive in the query string (a ValidationError naming one is located in ``query``).
-_QUERY_FIELDS = {"limit", "cursor", "span", "version", "order", "n", "players", "prefix"}
+_QUERY_FIELDS = {"after", "limit", "cursor", "span", "version", "order", "n", "players", "prefix"}
 
 
 def error_body(status: int, detail: Any, headers: dict[str, str] | None = None) -> JSONResponse:

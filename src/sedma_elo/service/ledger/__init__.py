@@ -15,6 +15,7 @@ transactions) and returns plain domain objects; the HTTP routes and the CLI are 
 ``cursors``    keyset cursors, validated on the way in
 ``sql``        the hand-written SQL of the hot paths
 ``views``      the JSON answer for one match
+``feed``       the change feed's reads (``GET /v1/changes``); its writes in ``feed_events``
 ============== =================================================================================
 
 Guarantees (see ``docs/service.md``):
@@ -32,6 +33,7 @@ Guarantees (see ``docs/service.md``):
 
 from __future__ import annotations
 
+from .feed import ChangesPage, FeedMixin
 from .types import (
     MAX_PAGE,
     MAX_RECENT,
@@ -52,6 +54,7 @@ __all__ = [
     "MAX_PAGE",
     "MAX_RECENT",
     "ApplyOutcome",
+    "ChangesPage",
     "HistoryOrder",
     "HistoryPage",
     "ImportReport",
@@ -66,9 +69,9 @@ __all__ = [
 ]
 
 
-class Ledger(VerifyMixin, WritesMixin):
+class Ledger(FeedMixin, VerifyMixin, WritesMixin):
     """The rating service's logic over one database (SQLite or PostgreSQL).
 
-    Reads, writes, void/re-rate/activate and verify come from the modules of this package; see the
-    package docstring for which holds what.
+    Reads, writes, void/re-rate/activate, verify and the change feed come from the modules of this
+    package; see the package docstring for which holds what.
     """

@@ -16,6 +16,7 @@ from ...core.rules import Rules
 from ...errors import NotFoundError
 from ...storage.schema import matches, player_ratings, rating_changes, rating_versions
 from ..payload import match_from_body
+from . import feed_events
 from .reads import ReadsMixin
 from .types import VersionInfo
 from .views import match_view, view_text
@@ -49,6 +50,8 @@ class VersionsMixin(ReadsMixin):
                 raise NotFoundError(f"match {match_id!r} does not exist")
             if not row.voided:
                 why = reason[:500] or None
+                active = self._active_id(conn)
+                feed_before = feed_events.touched_ratings(conn, active, row.sequence)
                 # A repeat of a voided match is answered with the stored response: make it say so.
                 view = match_view(
                     json.loads(row.body),
@@ -69,6 +72,8 @@ class VersionsMixin(ReadsMixin):
                     through = self._through(conn, int(vid))
                     if through >= row.sequence:
                         self._rebuild_from(conn, self._version(conn, int(vid)), row.sequence, through)
+                voided = feed_events.Voided(active, match_id, row.sequence, row.played_at, why)
+                feed_events.record_void(conn, voided, feed_before)
         return self.get_match(match_id)
 
     def rerate(self, rules: Rules, label: str | None = None, *, activate: bool = True) -> VersionInfo:
@@ -88,7 +93,9 @@ class VersionsMixin(ReadsMixin):
             version = self._insert_version(conn, rules, label or rules.label, active=False)
             self._rebuild_from(conn, version, 0)
             if activate:
+                previous = feed_events.active_or_none(conn)
                 self._switch(conn, version.id)
+                feed_events.record_switch(conn, version, previous)
         self._active = None
         return next(v for v in self.versions() if v.id == version.id)
 
@@ -103,7 +110,9 @@ class VersionsMixin(ReadsMixin):
             version = self._version(conn, version_id)
             # An inactive version received no new matches: catch it up with the ledger first.
             self._rebuild_from(conn, version, self._through(conn, version_id) + 1)
+            previous = feed_events.active_or_none(conn)
             self._switch(conn, version_id)
+            feed_events.record_switch(conn, version, previous)
         self._active = None
         return next(v for v in self.versions() if v.id == version_id)
 

@@ -16,6 +16,7 @@ from ...errors import NotFoundError
 from ..payload import Submission
 from .base import LedgerBase
 from .batch import Batch, BatchRows, TryAgain, rate_batch
+from .feed_events import append_match_events
 from .sql import (
     PG_INSERT_CHANGES,
     PG_INSERT_MATCHES,
@@ -65,6 +66,7 @@ def apply_pg(
         if rows_out.matches:
             _write_rows(raw, version.id, rows_out)
             write_players_pg(raw, version.id, ratings, played, rows_out.last_seq, known)
+            append_match_events(raw, rows_out)  # last: its table lock is held only until the commit
     return batch.settle()
 
 

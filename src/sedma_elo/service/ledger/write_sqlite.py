@@ -14,6 +14,7 @@ from ...errors import NotFoundError
 from ..payload import Submission
 from .base import LedgerBase
 from .batch import Batch, rate_batch
+from .feed_events import append_match_events
 from .sql import SQLITE_INSERT_CHANGES, SQLITE_INSERT_MATCHES, SQLITE_INSERT_PLAYERS, SQLITE_UPDATE_PLAYERS
 from .types import ApplyOutcome
 
@@ -74,6 +75,7 @@ def _apply_in(ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submis
         raw.executemany(SQLITE_INSERT_MATCHES, out.matches)
         raw.executemany(SQLITE_INSERT_CHANGES, out.changes)
         write_players_sqlite(raw, version.id, ratings, played, out.last_seq, known)
+        append_match_events(raw, out)
     return batch.settle()
 
 

@@ -9,7 +9,9 @@ at each scrape.
 Names (all ``sedma_elo_``): ``http_requests_total`` and ``http_request_duration_seconds`` by
 method, route template and status; ``matches_applied_total``; ``write_batch_size``;
 ``write_queue_depth``; ``ledger_matches``; ``game_backlog`` (game records waiting for or in their
-analysis, read from the database at each scrape); ``database_errors_total``.
+analysis, read from the database at each scrape); ``database_errors_total``; ``webhook_backlog`` (events
+not yet delivered, summed over subscriptions, read from the database at each scrape) and
+``webhook_deliveries_total`` by outcome.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ __all__ = [
     "MULTIPROC_ENV",
     "REQUESTS",
     "REQUEST_SECONDS",
+    "WEBHOOK_BACKLOG",
+    "WEBHOOK_DELIVERIES",
     "WRITE_QUEUE",
     "count_database_errors",
     "record_batch",
@@ -95,6 +99,17 @@ DATABASE_ERRORS = Counter(
     "Errors raised by the database driver (connection losses, timeouts, failed statements)",
 )
 
+WEBHOOK_BACKLOG = Gauge(
+    "sedma_elo_webhook_backlog",
+    "Change-feed events not yet delivered, summed over webhook subscriptions (read at each scrape)",
+    multiprocess_mode="livemax",
+)
+WEBHOOK_DELIVERIES = Counter(
+    "sedma_elo_webhook_deliveries",
+    "Webhook POSTs by outcome: delivered (a 2xx answer) or failed (to be retried)",
+    ["outcome"],
+)
+
 
 def record_batch(size: int, applied: int) -> None:
     """Count one committed writer batch of ``size`` submissions, ``applied`` of them new matches."""
@@ -130,6 +145,7 @@ def metrics(request: Request) -> Response:
         # With the database down the other metrics are still served (and the error is counted).
         with contextlib.suppress(SQLAlchemyError):
             LEDGER_MATCHES.set(ledger.ledger_size())
+            WEBHOOK_BACKLOG.set(ledger.webhook_backlog())
     games = getattr(request.app.state, "games", None)
     if games is not None:
         with contextlib.suppress(SQLAlchemyError):

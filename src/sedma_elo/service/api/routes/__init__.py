@@ -1,6 +1,6 @@
-"""One router per API area: matches, games, players, leaderboard, versions, admin and meta (health)."""
+"""One router per API area: matches, games, players, leaderboard, changes, versions, admin, webhooks, meta."""
 
-from . import admin, games, leaderboard, matches, meta, players, versions
+from . import admin, changes, games, leaderboard, matches, meta, players, versions, webhooks
 
 __all__ = ["ROUTERS"]
 
@@ -10,7 +10,9 @@ ROUTERS = (
     games.router,
     players.router,
     leaderboard.router,
+    changes.router,
     versions.router,
     admin.router,
+    webhooks.router,
     meta.router,
 )

@@ -14,7 +14,7 @@ from ..deps import AdminKey, DatabaseDep, GuardDep, LedgerDep, MatchId, VersionI
 from ..responses import AUTH_ERRORS, BODY_ERRORS, Key, KeyList, MatchView, NewKey, Version, errors
 from ..schemas import KeyIn, RulesIn, VoidIn, json_response
 
-__all__ = ["router"]
+__all__ = ["ADMIN_RESPONSES", "router"]
 
 router = APIRouter(tags=["admin"], route_class=CheckedJsonRoute)
 
@@ -22,6 +22,10 @@ router = APIRouter(tags=["admin"], route_class=CheckedJsonRoute)
 def _errors(*codes: int, notes: dict[int, str] | None = None) -> dict[int | str, dict[str, Any]]:
     """The error answers of an admin route: those of every keyed route, and ``codes``."""
     return errors(*AUTH_ERRORS, *codes, notes={403: "a key without the admin scope", **(notes or {})})
+
+
+#: What every admin route may answer besides its own responses (for routers of other admin areas).
+ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = _errors(*BODY_ERRORS)
 
 
 @router.post(

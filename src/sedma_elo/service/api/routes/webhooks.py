@@ -1,0 +1,47 @@
+"""Admin routes (admin key) for webhook subscriptions: register, list, delete."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from ...webhooks import create_subscription, delete_subscription, list_subscriptions
+from ..bodies import CheckedJsonRoute
+from ..deps import AdminKey, DatabaseDep, VersionId
+from ..feed_schemas import WebhookIn, WebhookOut, WebhooksOut
+from ..schemas import json_response
+from .admin import ADMIN_RESPONSES
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["admin"], route_class=CheckedJsonRoute, responses=ADMIN_RESPONSES)
+
+
+@router.post(
+    "/v1/admin/webhooks",
+    status_code=201,
+    responses={201: {"model": WebhookOut}, 422: {"description": "a bad URL (not http or https), secret..."}},
+)
+def create_webhook(body: WebhookIn, _key: AdminKey, db: DatabaseDep) -> Response:
+    """Register a URL to receive every change-feed item after ``after`` (default: from now on).
+
+    Each item is POSTed as JSON, in sequence order, at least once, signed with ``secret``
+    (``X-Sedma-Signature``, see docs/service.md). The secret is not shown again.
+    """
+    sub = create_subscription(db, body.url, body.secret, body.label, body.after)
+    return json_response(sub.to_dict(), 201)
+
+
+@router.get("/v1/admin/webhooks", responses={200: {"model": WebhooksOut}})
+def list_webhooks(_key: AdminKey, db: DatabaseDep) -> Response:
+    """Every subscription with its delivery state (cursor, backlog, failures), without secrets."""
+    return json_response({"items": [s.to_dict() for s in list_subscriptions(db)]})
+
+
+@router.delete(
+    "/v1/admin/webhooks/{webhook_id}",
+    responses={200: {"model": WebhookOut}, 404: {"description": "unknown subscription"}},
+)
+def delete_webhook(webhook_id: VersionId, _key: AdminKey, db: DatabaseDep) -> Response:
+    """Delete a subscription (nothing more is sent to it after the delivery under way)."""
+    return json_response(delete_subscription(db, webhook_id).to_dict())

@@ -1,0 +1,198 @@
+"""Writing the change feed: one ``change_events`` row per applied match, void or version switch.
+
+This is the write paths' only hook into the feed (and so into webhook delivery, whose durable outbox
+the same table is): :func:`append_match_events` is called by both batch write paths inside their
+transaction, :func:`append_events` by void, re-rate and activate inside theirs. An event therefore
+commits together with the change it describes, or not at all.
+
+Sequences are dense and in commit order: the insert takes ``max(sequence) + 1`` under a lock held
+until the commit (SQLite's write lock; ``LOCK TABLE change_events IN EXCLUSIVE MODE`` on PostgreSQL,
+which plain reads pass). A reader that has seen sequence ``n`` can never later find a new event
+below ``n``, which a sequence taken from a PostgreSQL ``SEQUENCE`` would not promise: two writers'
+transactions may commit in the other order than they drew their numbers. The lock is taken by the
+last statement before the commit, so it is held for about the commit alone.
+
+The stored ``data`` is the item's JSON text without its sequence (unknown until the insert);
+:func:`item_text` puts it in front.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, select
+
+from ...core._jsontext import json_scalar, json_string
+from ...storage.schema import player_ratings, rating_changes, rating_versions
+from .batch import BatchRows
+from .types import VersionInfo, now_text
+
+__all__ = [
+    "Event",
+    "Voided",
+    "append_events",
+    "append_match_events",
+    "item_text",
+    "match_events",
+    "record_switch",
+    "record_void",
+    "rerate_event",
+    "touched_ratings",
+    "void_event",
+]
+
+#: ``(kind, version id, data text, created_at)``: one row of ``change_events`` before its sequence.
+Event = tuple[str, int, str, str]
+
+# Positions in a BatchRows.matches row (see batch.rate_batch), named in this one place.
+_SEQ, _MATCH_ID, _PLAYED_AT, _VERSION = 0, 1, 5, 6
+
+_SQLITE_INSERT = (
+    "INSERT INTO change_events (sequence, kind, version_id, data, created_at)"
+    " VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM change_events), ?, ?, ?, ?)"
+)
+_PG_LOCK = "LOCK TABLE change_events IN EXCLUSIVE MODE"
+_PG_INSERT = (
+    "INSERT INTO change_events (sequence, kind, version_id, data, created_at)"
+    " SELECT t.top + u.n, u.kind, u.version_id, u.data, u.created_at"
+    " FROM (SELECT coalesce(max(sequence), 0) AS top FROM change_events) AS t,"
+    " unnest(CAST(%b AS text[]), CAST(%b AS integer[]), CAST(%b AS text[]), CAST(%b AS text[]))"
+    " WITH ORDINALITY AS u(kind, version_id, data, created_at, n)"
+)
+
+
+def item_text(sequence: int, data: str) -> str:
+    """The JSON text of a feed item: ``{"sequence": n, ...data}`` (``data`` is a JSON object's text)."""
+    return f'{{"sequence":{sequence},{data[1:]}'
+
+
+def _player_json(player_id: str, before: int, after: int | None) -> str:
+    delta = "null" if after is None else str(after - before)
+    return (
+        f'{{"player_id":{json_string(player_id)},"rating_before":{before},'
+        f'"rating_after":{json_scalar(after)},"delta":{delta}}}'
+    )
+
+
+def match_events(rows: BatchRows) -> list[Event]:
+    """One ``match`` event per ledger row of a rated batch, with each player's before/after/delta."""
+    players: dict[int, list[str]] = {}
+    for _vid, seq, pid, before, after in rows.changes:
+        players.setdefault(seq, []).append(_player_json(pid, before, after))
+    created_at = now_text()
+    out = []
+    for m in rows.matches:
+        data = (
+            f'{{"kind":"match","version_id":{m[_VERSION]},"match_id":{json_string(m[_MATCH_ID])},'
+            f'"match_sequence":{m[_SEQ]},"played_at":{json_scalar(m[_PLAYED_AT])},'
+            f'"players":[{",".join(players.get(m[_SEQ], ()))}],"created_at":"{created_at}"}}'
+        )
+        out.append(("match", m[_VERSION], data, created_at))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Voided:
+    """A match being voided: the active version, the match and the reason."""
+
+    version_id: int
+    match_id: str
+    match_sequence: int
+    played_at: str | None
+    reason: str | None
+
+
+def void_event(voided: Voided, before: Mapping[str, int], after: Mapping[str, int]) -> Event:
+    """The ``void`` event: every player of ``before`` whose current rating the void changed.
+
+    ``before``/``after`` are current ratings in the active version before and after the rebuild; a
+    player missing from ``after`` has no rated match left (``rating_after`` and ``delta`` null).
+    """
+    changed = [
+        _player_json(pid, rating, after.get(pid))
+        for pid, rating in sorted(before.items())
+        if after.get(pid) != rating
+    ]
+    created_at = now_text()
+    data = (
+        f'{{"kind":"void","version_id":{voided.version_id},"match_id":{json_string(voided.match_id)},'
+        f'"match_sequence":{voided.match_sequence},"played_at":{json_scalar(voided.played_at)},'
+        f'"reason":{json_scalar(voided.reason)},"players":[{",".join(changed)}],"created_at":"{created_at}"}}'
+    )
+    return ("void", voided.version_id, data, created_at)
+
+
+def rerate_event(version_id: int, previous_version_id: int, label: str, rules: str) -> Event:
+    """The ``rerate`` event: ``version_id`` (rated under ``rules``) is now the active version."""
+    created_at = now_text()
+    data = (
+        f'{{"kind":"rerate","version_id":{version_id},"previous_version_id":{previous_version_id},'
+        f'"label":{json_string(label)},"rules":{json_string(rules)},"created_at":"{created_at}"}}'
+    )
+    return ("rerate", version_id, data, created_at)
+
+
+def append_events(raw: Any, events: Sequence[Event]) -> None:
+    """Insert ``events`` into ``change_events`` in order, in ``raw``'s open transaction.
+
+    ``raw`` is the transaction's DBAPI connection: sqlite3 (the write lock is held) or psycopg (the
+    table lock is taken here, and also works in pipeline mode).
+    """
+    if not events:
+        return
+    if isinstance(raw, sqlite3.Connection):
+        raw.executemany(_SQLITE_INSERT, events)
+        return
+    raw.execute(_PG_LOCK)
+    raw.execute(_PG_INSERT, tuple(list(column) for column in zip(*events, strict=True)))
+
+
+def append_match_events(raw: Any, rows: BatchRows) -> None:
+    """The write paths' hook: :func:`append_events` of :func:`match_events` (nothing for no new row)."""
+    if rows.matches:
+        append_events(raw, match_events(rows))
+
+
+# ----------------------------------------------------------------- void, re-rate and activate
+def touched_ratings(conn: Connection, version_id: int, start: int) -> dict[str, int]:
+    """Current ratings in ``version_id`` of every player with a change at or after ``start``.
+
+    Read by a void before its rebuild: these are the only ratings the rebuild can change.
+    """
+    rc, pr = rating_changes.c, player_ratings.c
+    touched = select(rc.player_id).where(rc.version_id == version_id, rc.sequence >= start).distinct()
+    rows = conn.execute(
+        select(pr.player_id, pr.rating).where(pr.version_id == version_id, pr.player_id.in_(touched))
+    )
+    return {pid: rating for pid, rating in rows}
+
+
+def record_void(conn: Connection, voided: Voided, before: Mapping[str, int]) -> None:
+    """Append the ``void`` event, comparing ``before`` (:func:`touched_ratings`) with the ratings now."""
+    pr = player_ratings.c
+    ids = sorted(before)
+    after: dict[str, int] = {}
+    for start in range(0, len(ids), 500):  # SQLite takes at most 999 parameters per statement
+        chunk = ids[start : start + 500]
+        for pid, rating in conn.execute(
+            select(pr.player_id, pr.rating).where(pr.version_id == voided.version_id, pr.player_id.in_(chunk))
+        ):
+            after[pid] = rating
+    event = void_event(voided, before, after)
+    append_events(conn.connection.driver_connection, [event])
+
+
+def active_or_none(conn: Connection) -> int | None:
+    """The active version's id in ``conn``'s transaction, or None when there is none yet."""
+    vid = conn.execute(select(rating_versions.c.id).where(rating_versions.c.active)).scalar()
+    return None if vid is None else int(vid)
+
+
+def record_switch(conn: Connection, version: VersionInfo, previous: int | None) -> None:
+    """Append the ``rerate`` event when ``version`` replaced another as the active version."""
+    if previous is not None and previous != version.id:
+        event = rerate_event(version.id, previous, version.label, version.rules.label)
+        append_events(conn.connection.driver_connection, [event])
