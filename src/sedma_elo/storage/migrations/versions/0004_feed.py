@@ -1,7 +1,7 @@
 """The change feed and webhooks: ``change_events`` (feed and outbox) and ``webhook_subscriptions``.
 
-Revision ID: 0003_feed
-Revises: 0002
+Revision ID: 0004_feed
+Revises: 0003_games
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003_feed"
-down_revision = "0002"
+revision = "0004_feed"
+down_revision = "0003_games"
 branch_labels = None
 depends_on = None
 
