@@ -157,3 +157,17 @@ def test_backtest_candidates_carry_fairness(history: str, tmp_path) -> None:  # 
     first, second = json.loads(result.stdout)["systems"]
     assert first["vs_reference"] is None and second["vs_reference"]["low"] <= second["vs_reference"]["high"]
     assert second["fairness"]["drift_per_100k"] == 0.0
+
+
+def test_backtest_block_bootstrap(history: str, tmp_path: Path) -> None:
+    """--bootstrap-block 10 puts the block into every interval of the JSON; 0 exits 2 naming the option."""
+    rules = tmp_path / "zero_sum.toml"
+    rules.write_text('name = "zs"\n[update]\nzero_sum = true\n', encoding="utf-8")
+    args = ["backtest", history, "--candidate", str(rules), "--json", "--bootstrap-block", "10"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    diff = json.loads(result.stdout)["systems"][1]["vs_reference"]
+    assert diff["block"] == 10 and diff["low"] <= diff["mean"] <= diff["high"]
+    bad = runner.invoke(app, ["backtest", history, "--bootstrap-block", "0"])
+    assert bad.exit_code == 2
+    assert "--bootstrap-block: must be at least 1, got 0" in bad.stderr

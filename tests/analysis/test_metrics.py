@@ -144,3 +144,24 @@ def test_bootstrap_is_reproducible_and_checks_arguments() -> None:
     assert paired_bootstrap(p, q, y, seed=5) == paired_bootstrap(p, q, y, seed=5)
     with pytest.raises(ValidationError, match="resamples"):
         paired_bootstrap(p, q, y, resamples=0)
+
+
+def test_block_bootstrap_widens_the_interval_of_runs() -> None:
+    """Differences that come in runs of 50 matches get a much wider interval with blocks of 50."""
+    y = np.ones(2000)
+    p = np.where((np.arange(2000) // 50) % 2 == 0, 0.7, 0.35)
+    reference = np.full(2000, 0.5)
+    single = paired_bootstrap(p, reference, y, resamples=400, seed=1)
+    runs = paired_bootstrap(p, reference, y, resamples=400, seed=1, block=50)
+    assert runs.mean == single.mean
+    assert runs.low <= runs.mean <= runs.high
+    assert runs.high - runs.low > 3 * (single.high - single.low)
+
+
+def test_block_bootstrap_checks_its_block() -> None:
+    """A block below 1 is refused by name; a block longer than the matches is one whole run."""
+    y = np.ones(10)
+    with pytest.raises(ValidationError, match="block"):
+        paired_bootstrap(np.full(10, 0.6), np.full(10, 0.5), y, block=0)
+    whole = paired_bootstrap(np.full(10, 0.6), np.full(10, 0.5), y, block=100, resamples=20)
+    assert whole.low == pytest.approx(whole.high) == pytest.approx(math.log(0.5) - math.log(0.6))

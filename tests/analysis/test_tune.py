@@ -80,3 +80,39 @@ def test_tuning_in_worker_processes(small_history) -> None:  # type: ignore[no-u
     assert result.trials == 4
     assert sorted(seen) == [0, 1, 2, 3]
     assert result.valid_log_loss <= validation_loss(t, split, REFERENCE_RULES)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_neighbour_moves_one_to_three_coefficients_inside_the_bounds(seed: int) -> None:
+    """neighbour() changes 1-3 values of a point, each still inside its dimension's bounds."""
+    import random
+
+    from sedma_elo.analysis.tune import neighbour
+
+    space = search_space()
+    start = _params_of(REFERENCE_RULES, space)
+    moved = neighbour(start, space, random.Random(seed))
+    assert 0 <= sum(moved[k] != start[k] for k in start) <= 3  # a choice may be drawn again
+    for p in space:
+        if p.choices:
+            assert moved[p.name] in p.choices
+        else:
+            assert p.low <= moved[p.name] <= p.high
+            assert isinstance(moved[p.name], int) == p.integer
+    rules_from_params(moved)
+
+
+def test_local_search_adds_its_trials_and_never_loses_the_start(small_history) -> None:  # type: ignore[no-untyped-def]
+    """trials=1 (the start) and local=4: five trials, the chosen one no worse than the start."""
+    t = table_from_matches(small_history)
+    split = chronological_split(len(t))
+    result = tune_rules(t, split, trials=1, local=4, seed=2, objectives=1)
+    assert result.trials == 5
+    assert result.valid_log_loss <= validation_loss(t, split, REFERENCE_RULES)
+
+
+def test_local_search_refuses_a_negative_count(small_history) -> None:  # type: ignore[no-untyped-def]
+    """local=-1 is an error naming the field."""
+    t = table_from_matches(small_history)
+    with pytest.raises(ValidationError, match="local"):
+        tune_rules(t, chronological_split(len(t)), trials=1, local=-1)

@@ -69,11 +69,13 @@ def backtest(
     *,
     progress: Callable[[int], None] | None = None,
     resamples: int = 1000,
+    block: int = 1,
 ) -> list[SystemResult]:
     """Run each forecaster over ``table`` and score it on ``split``'s windows.
 
     The first forecaster is the reference: every other system's test log loss is compared with
-    it by :func:`paired_bootstrap` (``resamples`` resamples, 95%). ``progress`` is called with the
+    it by :func:`paired_bootstrap` (``resamples`` resamples, 95%, runs of ``block`` consecutive
+    matches; 1 draws matches independently). ``progress`` is called with the
     index of each system as it starts (for a progress display).
 
     Raises:
@@ -91,7 +93,9 @@ def backtest(
         test_metrics = score_forecasts(fc.p[test], table.y[test])
         valid_metrics = score_forecasts(fc.p[valid], table.y[valid]) if split.n_valid else None
         diff = (
-            paired_bootstrap(fc.p[test], results[0].forecast.p[test], table.y[test], resamples=resamples)
+            paired_bootstrap(
+                fc.p[test], results[0].forecast.p[test], table.y[test], resamples=resamples, block=block
+            )
             if results
             else None
         )

@@ -209,6 +209,7 @@ class Difference:
         low, high: the ``level`` percentile interval of the difference over ``resamples`` paired
             bootstrap resamples of the matches.
         resamples, level: as used.
+        block: matches per resampled run (1: matches drawn independently).
     """
 
     mean: float
@@ -216,6 +217,7 @@ class Difference:
     high: float
     resamples: int
     level: float
+    block: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping."""
@@ -230,29 +232,48 @@ def paired_bootstrap(
     resamples: int = 1000,
     level: float = 0.95,
     seed: int = 0,
+    block: int = 1,
 ) -> Difference:
     """Log loss of ``p`` minus that of ``p_reference`` on outcomes ``y``, with a paired bootstrap interval.
 
     Each resample draws the matches with replacement and scores *both* systems on the same draw,
     so the interval is for the difference itself (much narrower than two separate intervals,
-    because both systems find the same matches hard). Matches are resampled independently; the
-    interval ignores that neighbouring matches share players.
+    because both systems find the same matches hard). With ``block`` 1 matches are resampled
+    independently, which ignores that neighbouring matches share players and a tournament; with a
+    larger ``block`` it is a circular moving-block bootstrap: each resample is ``ceil(n / block)``
+    runs of ``block`` consecutive matches (wrapping at the end) with uniformly drawn starts, which
+    keeps the dependence inside a run (a history ordered by date keeps a tournament together).
 
     Raises:
-        ValidationError: as :func:`score_forecasts`, or ``resamples`` below 1 or ``level`` not in (0, 1).
+        ValidationError: as :func:`score_forecasts`, or ``resamples`` or ``block`` below 1, or
+            ``level`` not in (0, 1).
     """
     if resamples < 1:
         raise ValidationError("resamples", f"must be at least 1, got {resamples}")
     if not 0.0 < level < 1.0:
         raise ValidationError("level", f"must be in (0, 1), got {level}")
+    if block < 1:
+        raise ValidationError("block", f"must be at least 1, got {block}")
     d = match_log_loss(p, y) - match_log_loss(p_reference, y)
+    run = min(block, d.size)
+    # What is drawn: single matches, or runs of `run` consecutive matches (each by its mean).
+    units = d if run == 1 else _run_sums(d, run) / run
+    draws = -(-d.size // run)
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
-    chunk = max(1, 10_000_000 // d.size)  # bounded memory: about 80 MB of indexes at a time
+    chunk = max(1, 10_000_000 // draws)  # bounded memory: about 80 MB of indexes at a time
     for start in range(0, resamples, chunk):
         k = min(chunk, resamples - start)
-        idx = rng.integers(0, d.size, size=(k, d.size))
-        means[start : start + k] = d[idx].mean(axis=1)
+        idx = rng.integers(0, units.size, size=(k, draws))
+        means[start : start + k] = units[idx].mean(axis=1)
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(means, [tail, 100.0 - tail])
-    return Difference(float(d.mean()), float(low), float(high), resamples, level)
+    return Difference(float(d.mean()), float(low), float(high), resamples, level, block)
+
+
+def _run_sums(d: FloatArray, block: int) -> FloatArray:
+    """Sum of ``d[i : i + block]`` for every start ``i``, wrapping around the end (circular runs)."""
+    wrapped = np.concatenate([d, d[: block - 1]])
+    sums: FloatArray = np.concatenate([[0.0], np.cumsum(wrapped)])
+    out: FloatArray = sums[block : block + d.size] - sums[: d.size]
+    return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import random
 import shutil
 import tempfile
 import time
@@ -41,7 +42,16 @@ from .objectives import OBJECTIVES, Constraints, TrialMeasures, front_rows, repl
 from .sedma import sedma_rules
 from .table import MatchTable
 
-__all__ = ["Param", "TuneResult", "rules_from_params", "search_space", "tune_rules", "validation_loss"]
+__all__ = [
+    "LOCAL_PENALTY",
+    "Param",
+    "TuneResult",
+    "neighbour",
+    "rules_from_params",
+    "search_space",
+    "tune_rules",
+    "validation_loss",
+]
 
 
 #: One dimension of the search space (declared in :mod:`sedma_elo.core.coefficients`).
@@ -125,6 +135,7 @@ def tune_rules(
     constraints: Constraints | None = None,
     objectives: int = len(OBJECTIVES),
     on_trial: Callable[[int, float, float], None] | None = None,
+    local: int = 0,
 ) -> TuneResult:
     """Search ``space`` with optuna's multi-objective TPE for rules that predict well and are fair.
 
@@ -139,9 +150,15 @@ def tune_rules(
     ``on_trial(number, log_loss, best)`` is called after each trial, with the best log loss that
     meets the constraints so far (``inf`` while none does); ``name`` names the tuned rules.
 
+    ``local`` more trials then refine the result by a local search (one process): each trial moves
+    one to three coefficients of the walk's current point (:func:`neighbour`), where the current
+    point is the trial with the lowest validation log loss plus :data:`LOCAL_PENALTY` times its
+    constraint violations, so the walk can follow the edge of the feasible rules; the chosen rules
+    still meet the constraints.
+
     Raises:
         ValidationError: the split has no validation window, ``trials``/``jobs`` below 1,
-            ``objectives`` not in 1..4, or no
+            ``objectives`` not in 1..4, ``local`` below 0, or no
             trial met the constraints (field ``constraints``; the error names the closest trial).
         SedmaEloError: a worker process failed (``jobs > 1``; its error is on its stderr).
     """
@@ -151,6 +168,8 @@ def tune_rules(
         raise ValidationError("trials", f"must be at least 1, got {trials}")
     if jobs < 1:
         raise ValidationError("jobs", f"must be at least 1, got {jobs}")
+    if local < 0:
+        raise ValidationError("local", f"must be at least 0, got {local}")
     if not 1 <= objectives <= len(OBJECTIVES):
         raise ValidationError("objectives", f"must be in 1..{len(OBJECTIVES)}, got {objectives}")
     space = tuple(space if space is not None else search_space())
@@ -209,6 +228,7 @@ def tune_rules(
             _optimize_in_processes(
                 study, storage, journal, seed, constraints, objective, trials, jobs, report
             )
+        _local_search(study, space, constraints, local, seed, objective, report)
         done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     finally:
         if journal is not None:
@@ -238,6 +258,64 @@ def tune_rules(
     return TuneResult(
         rules, measures.valid_log_loss, len(done), params, measures, front, len(ok), number, everything
     )
+
+
+#: Weight of a trial's constraint violations (points of drift or losing well) against its validation
+#: log loss when the local search picks its current point: 0.002 per point.
+LOCAL_PENALTY = 0.002
+
+
+def neighbour(
+    params: Mapping[str, float | str], space: Sequence[Param], rng: random.Random, step: float = 0.08
+) -> dict[str, float | str]:
+    """``params`` with one to three coefficients moved: a choice drawn anew, a number by a normal
+    step of ``step`` times its range (on the log scale for a log dimension), kept inside its bounds."""
+    out = dict(params)
+    for p in rng.sample(list(space), min(len(space), rng.choice((1, 1, 2, 3)))):
+        if p.choices:
+            out[p.name] = rng.choice(p.choices)
+            continue
+        low, high, x = p.low, p.high, float(out.get(p.name, p.low))
+        if p.log:
+            low, high, x = math.log(low), math.log(high), math.log(max(x, p.low))
+        x = min(max(x + rng.gauss(0.0, step) * (high - low), low), high)
+        value = min(max(math.exp(x), p.low), p.high) if p.log else x
+        out[p.name] = round(value) if p.integer else value
+    return out
+
+
+def _local_search(
+    study: optuna.Study,
+    space: Sequence[Param],
+    constraints: Constraints,
+    steps: int,
+    seed: int,
+    objective: Callable[[optuna.Trial], tuple[float, ...]],
+    report: Callable[[int, Sequence[float], Mapping[str, Any]], None],
+) -> None:
+    """``steps`` trials, each a :func:`neighbour` of the best trial so far (see :func:`tune_rules`)."""
+    rng = random.Random(seed)
+
+    def penalized(t: optuna.trial.FrozenTrial) -> float:
+        measures = _measures_from(t.user_attrs)
+        excess = sum(max(v, 0.0) for v in constraints.violations(measures.fairness))
+        return measures.valid_log_loss + LOCAL_PENALTY * excess
+
+    for _ in range(steps):
+        done = [
+            t
+            for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+            if t.values and math.isfinite(t.values[0])
+        ]
+        if not done:
+            return
+        current = min(done, key=lambda t: (penalized(t), t.number))
+        study.enqueue_trial(neighbour(current.params, space, rng))
+        study.optimize(
+            objective,
+            n_trials=1,
+            callbacks=[lambda _, t: report(t.number, t.values, t.user_attrs) if t.values else None],
+        )
 
 
 _CONSTRAINTS_KEY = "constraints"

@@ -161,12 +161,22 @@ def backtest_command(
     plots: Annotated[
         Path | None, typer.Option("--plots", help="Directory to write calibration.png and ratings.png into.")
     ] = None,
+    bootstrap_block: Annotated[
+        int,
+        typer.Option(
+            "--bootstrap-block",
+            metavar="N",
+            help="Resample runs of N consecutive test matches for the intervals (1: single matches).",
+        ),
+    ] = 1,
     out: RunOut = None,
     save: SaveAlias = None,
 ) -> None:
     """Chronological backtest: predict each match from the ratings before it, score the last 30%."""
     with user_errors():
         save = one_path(("--save", save), ("--out", out), required=False)
+        if bootstrap_block < 1:
+            raise ValidationError("--bootstrap-block", f"must be at least 1, got {bootstrap_block}")
         the_rules = load_rules(rules)
         table = _load(history, skip_bad, limit)
         split = chronological_split(len(table), test_fraction, valid_fraction)
@@ -186,7 +196,13 @@ def backtest_command(
             disable=json_out or not sys.stderr.isatty(),
         ) as bar:
             task = bar.add_task("systems", total=len(forecasters))
-            results = backtest(table, forecasters, split, progress=lambda i: bar.update(task, completed=i))
+            results = backtest(
+                table,
+                forecasters,
+                split,
+                progress=lambda i: bar.update(task, completed=i),
+                block=bootstrap_block,
+            )
             bar.update(task, completed=len(forecasters))
         for i, (r, path) in enumerate(rule_sets):
             results[i] = _with_fairness(table, results[i], r, path)
@@ -260,6 +276,14 @@ def tune_command(
             help="Minimise validation log loss alone (under the constraints); the front is still reported.",
         ),
     ] = False,
+    local: Annotated[
+        int,
+        typer.Option(
+            "--local",
+            metavar="N",
+            help="After the TPE trials, N local-search trials, each moving 1-3 coefficients of the best.",
+        ),
+    ] = 0,
     front: Annotated[
         Path | None,
         typer.Option(
@@ -294,7 +318,7 @@ def tune_command(
             TimeElapsedColumn(),
             console=err_console,
         ) as bar:
-            task = bar.add_task("tune", total=trials, best="-")
+            task = bar.add_task("tune", total=trials + local, best="-")
 
             def on_trial(number: int, value: float, best: float) -> None:
                 bar.update(task, advance=1, best=f"{best:.5f}")
@@ -312,6 +336,7 @@ def tune_command(
                 constraints=bounds,
                 objectives=1 if loss_only else len(OBJECTIVES),
                 on_trial=on_trial,
+                local=local,
             )
         result.rules.save(out)
         console.print(_front_table(result.front))
