@@ -26,8 +26,8 @@ from sqlalchemy import (
 __all__ = [
     "LEDGER_SEQUENCE",
     "api_keys",
-    "games",
     "change_events",
+    "games",
     "matches",
     "metadata",
     "player_ratings",
@@ -133,6 +133,8 @@ games = Table(
     Column("created_at", String(40), nullable=False),
     Column("updated_at", String(40), nullable=False),
     Index("ix_games_jobs", "status", "created_at"),
+)
+
 #: The change feed and the webhooks' durable outbox: one row per applied match, void or switch of the
 #: active version, written in the same transaction. ``sequence`` is dense and in commit order (taken
 #: under a lock, see ``service/ledger/feed_events.py``); ``data`` is the item's JSON without it.
