@@ -44,7 +44,15 @@ class Server:
         listener.listen(128)
         self.port: int = listener.getsockname()[1]
         self.base = f"http://127.0.0.1:{self.port}"
-        full_env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "100000", "SEDMA_ELO_RATE_BURST": "100000", **env}
+        # No game-analysis processes unless a test asks (`--game-workers N`): each is a fresh
+        # interpreter, slow to start on a loaded machine and of no use to a test of matches.
+        full_env = {
+            **os.environ,
+            "SEDMA_ELO_RATE_LIMIT": "100000",
+            "SEDMA_ELO_RATE_BURST": "100000",
+            "SEDMA_ELO_GAME_WORKERS": "0",
+            **env,
+        }
         fd = listener.fileno()
         args = ["serve", "--database-url", db_url, "--port", str(self.port), *serve_args]
         self.proc = subprocess.Popen(
@@ -53,6 +61,7 @@ class Server:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=[fd],
+            start_new_session=True,  # its own process group: kill9 takes its worker processes too
         )
         listener.close()  # the child holds the socket now: once it dies, connections are refused
         deadline = time.monotonic() + 60
@@ -66,8 +75,11 @@ class Server:
                     raise RuntimeError(f"server did not start: {err}") from None
 
     def kill9(self) -> None:
-        """SIGKILL: no shutdown hook runs."""
-        self.proc.send_signal(signal.SIGKILL)
+        """SIGKILL to the server and every process it started (as a container stop does): no shutdown hook runs.
+
+        A worker left running would hold the server's output pipes open (and the database).
+        """
+        os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.communicate(timeout=10)
 
     def stop(self) -> tuple[str, str]:
@@ -82,7 +94,7 @@ class Server:
             try:
                 out, err = self.proc.communicate(timeout=15)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                os.killpg(self.proc.pid, signal.SIGKILL)
                 out, err = self.proc.communicate(timeout=5)
         else:
             out, err = self.proc.communicate()

@@ -139,7 +139,7 @@ def _http(
 
 @pytest.mark.slow
 def test_serve_analyses_in_its_own_worker_and_resumes_after_a_restart(tmp_path: object) -> None:
-    """Queued under `serve --game-workers 0`, a game waits; `serve` restarted with its default applies it."""
+    """Queued under `serve --game-workers 0`, a game waits; `serve` restarted with one worker applies it."""
     from sedma_elo.service.auth import create_key
 
     url = f"sqlite:///{tmp_path}/serve.db"
@@ -154,7 +154,7 @@ def test_serve_analyses_in_its_own_worker_and_resumes_after_a_restart(tmp_path: 
         assert _http("GET", f"{server.base}/v1/games/s-1")[1]["status"] == "queued"
     finally:
         server.stop()
-    server = Server(url)
+    server = Server(url, "--game-workers", "1")
     try:
         _wait(lambda: _http("GET", f"{server.base}/v1/games/s-1")[1]["status"] == "applied", 300, poll=0.2)
         view = _http("GET", f"{server.base}/v1/games/s-1")[1]
