@@ -2,7 +2,7 @@
 
 Guarantees: a batch of matches is applied in one transaction (ledger rows, rating changes and
 ratings commit together or not at all); a ``match_id`` is stored once, a repeat with the same
-canonical body gets the stored response and one with a different body a
+canonical body gets the first answer (derived from the stored facts) and one with a different body a
 :class:`~sedma_elo.errors.ConflictError`; ``sequence`` is taken with the players' rows locked, so
 matches sharing a player get sequences in the order they were applied.
 """
