@@ -13,10 +13,14 @@ The source is the ATP file (``/work/shared/data/atp_1991_2017.csv.gz``: one agai
 ``--source league``, a synthetic league from ``benchmarks/make_league.py`` (draws and a share of
 2-vs-2 team matches).
 
+With ``--writes N`` it measures instead the cost of a repeat: N matches posted in batches of 16
+through one :class:`WriterSession` (the service writer's path), then the same N again (each a
+repeat, its answer derived from the stored facts), and the ratio of the two rates.
+
 Usage::
 
     .venv/bin/python benchmarks/bench_storage.py [--matches 100000] [--source atp|league] \
-        [--db sqlite,postgresql]
+        [--db sqlite,postgresql] [--writes 5000]
 """
 
 from __future__ import annotations
@@ -111,15 +115,46 @@ def measure(kind: str, matches: list[object]) -> Iterator[str]:
         yield f"{label:<44} {whole:>14,} {whole / n:>10.1f}"
 
 
+def writes(kind: str, matches: list[object], batch: int = 16) -> str:
+    """New matches then their repeats, ``batch`` per transaction, in a fresh ``kind`` database."""
+    from sedma_elo.service import Ledger
+    from sedma_elo.service.payload import submission_from_match
+    from sedma_elo.storage import open_database
+
+    subs = [submission_from_match(m) for m in matches]  # type: ignore[arg-type]
+    rates = []
+    with fresh_database(kind) as url:
+        ledger = Ledger(open_database(url))
+        try:
+            ledger.ensure_version()
+            with ledger.writer_session() as session:
+                for status in ("created", "repeat"):
+                    started = time.perf_counter()
+                    for i in range(0, len(subs), batch):
+                        out = session.apply(subs[i : i + batch])
+                    rates.append(len(subs) / (time.perf_counter() - started))
+                    assert out[-1].status == status and out[-1].body, out[-1]
+        finally:
+            ledger.db.dispose()
+    return (
+        f"== {kind}: {len(subs):,} matches in batches of {batch}: new {rates[0]:,.0f}/s,"
+        f" repeats {rates[1]:,.0f}/s ({rates[1] / rates[0]:.2f}x)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=100_000)
     parser.add_argument("--source", choices=("atp", "league"), default="atp")
     parser.add_argument("--db", default="sqlite,postgresql")
+    parser.add_argument("--writes", type=int, default=0, help="measure N new writes and N repeats")
     args = parser.parse_args(argv)
-    matches = _matches(args.source, args.matches)
+    matches = _matches(args.source, args.writes or args.matches)
     print(f"source {args.source}: {len(matches):,} matches", flush=True)
     for kind in args.db.split(","):
+        if args.writes:
+            print(writes(kind, matches), flush=True)
+            continue
         for line in measure(kind, matches):
             print(line, flush=True)
     return 0

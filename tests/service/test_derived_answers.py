@@ -131,6 +131,19 @@ def test_a_repeat_in_the_same_batch_answers_the_first_answer(db_url: str) -> Non
         ledger.db.dispose()
 
 
+def test_without_answers_a_repeat_is_counted_but_not_derived(db_url: str) -> None:
+    """``apply(answers=False)`` (the importer's) gives a repeat an empty body; a conflict stays one."""
+    ledger = Ledger(open_database(db_url))
+    try:
+        ledger.ensure_version()
+        _first_answers(ledger, BODIES[:2])
+        changed = {**BODIES[1], "winner": "a"}
+        out = ledger.apply([_sub(BODIES[0]), _sub(changed)], answers=False)
+        assert [(o.status, o.body) for o in out] == [("repeat", ""), ("error", "")]
+    finally:
+        ledger.db.dispose()
+
+
 def test_a_void_keeps_the_later_first_answers(db_url: str) -> None:
     """A void rebuilds the ratings after it; the later matches still answer their first answers."""
     ledger = Ledger(open_database(db_url))

@@ -58,15 +58,15 @@ class Batch:
 
     ``todo`` holds the indexes to apply, in arrival order; :meth:`settle` answers the in-batch
     repeats from the outcome of their first occurrence once that is known. ``stored`` maps a stored
-    match id to its ``(body hash as hex text, sequence)``; ``answer`` derives the stored answer of a
-    sequence (called only for a repeat with an equal body).
+    match id to its ``(body hash as hex text, sequence)``; ``answer`` derives the answer of a stored
+    sequence (called only for a repeat with an equal body; ``None``: such a repeat's body is empty).
     """
 
     def __init__(
         self,
         subs: Sequence[Submission],
         stored: dict[str, tuple[str, int]],
-        answer: Callable[[int], str],
+        answer: Callable[[int], str] | None,
     ) -> None:
         self.subs = subs
         self.outcomes: list[ApplyOutcome | None] = [None] * len(subs)
@@ -75,7 +75,8 @@ class Batch:
         for i, sub in enumerate(subs):
             seen = stored.get(sub.match_id)
             if seen is not None:
-                self.outcomes[i] = _repeat_or_conflict(sub, seen[0], partial(answer, seen[1]))
+                text = partial(str) if answer is None else partial(answer, seen[1])
+                self.outcomes[i] = _repeat_or_conflict(sub, seen[0], text)
             elif sub.match_id not in self.first:
                 self.first[sub.match_id] = i
                 self.todo.append(i)

@@ -33,9 +33,10 @@ __all__ = ["apply_pg", "write_players_pg", "write_rows_pg"]
 
 
 def apply_pg(
-    ledger: LedgerBase, raw: psycopg.Connection[Any], subs: Sequence[Submission]
+    ledger: LedgerBase, raw: psycopg.Connection[Any], subs: Sequence[Submission], *, answers: bool = True
 ) -> list[ApplyOutcome]:
-    """Apply ``subs`` in one PostgreSQL transaction on ``raw``.
+    """Apply ``subs`` in one PostgreSQL transaction on ``raw`` (``answers``: derive the answers of
+    repeats, see :meth:`Ledger.apply`).
 
     Raises:
         TryAgain: another process stored one of the batch's ids between two of its reads.
@@ -54,7 +55,8 @@ def apply_pg(
             raise NotFoundError("there is no active ratings version")
         version = ledger._version_raw(raw, int(active[0]))
         stored = {r[0]: (stored_hash(r[1]), int(r[2])) for r in stored_cur.fetchall()}
-        batch = Batch(subs, stored, lambda seq: derive_answer(raw, "%s", ledger._version_raw, seq))
+        derive = (lambda seq: derive_answer(raw, "%s", ledger._version_raw, seq)) if answers else None
+        batch = Batch(subs, stored, derive)
         ratings = {}
         played = {}
         for pid, rating, count in players_cur.fetchall():

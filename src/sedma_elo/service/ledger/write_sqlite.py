@@ -23,13 +23,14 @@ __all__ = ["apply_sqlite", "write_players_sqlite", "write_rows_sqlite"]
 
 
 def apply_sqlite(
-    ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission]
+    ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission], *, answers: bool = True
 ) -> list[ApplyOutcome]:
-    """Apply ``subs`` in one SQLite transaction on ``raw``, holding the database's write lock."""
+    """Apply ``subs`` in one SQLite transaction on ``raw``, holding the database's write lock
+    (``answers``: derive the answers of repeats, see :meth:`Ledger.apply`)."""
     with ledger.db.write_lock or contextlib.nullcontext():
         raw.execute("BEGIN IMMEDIATE")
         try:
-            outcomes = _apply_in(ledger, raw, subs)
+            outcomes = _apply_in(ledger, raw, subs, answers)
             raw.execute("COMMIT")
         except BaseException:
             if raw.in_transaction:
@@ -38,7 +39,9 @@ def apply_sqlite(
     return outcomes
 
 
-def _apply_in(ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+def _apply_in(
+    ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission], answers: bool
+) -> list[ApplyOutcome]:
     active = raw.execute("SELECT id FROM rating_versions WHERE active").fetchone()
     if active is None:
         raise NotFoundError("there is no active ratings version")
@@ -52,7 +55,8 @@ def _apply_in(ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submis
             ids,
         )
     }
-    batch = Batch(subs, stored, lambda seq: derive_answer(raw, "?", ledger._version_raw, seq))
+    derive = (lambda seq: derive_answer(raw, "?", ledger._version_raw, seq)) if answers else None
+    batch = Batch(subs, stored, derive)
     players = sorted({p for i in batch.todo for p in subs[i].match.players})
     ratings: dict[str, int] = {}
     played: dict[str, int] = {}
