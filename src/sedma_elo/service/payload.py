@@ -31,8 +31,10 @@ __all__ = [
     "MatchIn",
     "StatsIn",
     "Submission",
+    "canonical_body",
     "canonical_json",
     "submission_from_payload",
+    "time_text",
     "valid_id",
 ]
 
@@ -125,7 +127,7 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _time_text(value: datetime | None) -> str | None:
+def time_text(value: datetime | None) -> str | None:
     """``value`` in UTC as ISO 8601 text (``Z``).
 
     Raises:
@@ -172,7 +174,7 @@ def submission_from_payload(payload: MatchIn) -> Submission:
         ValidationError: both or neither form given, stats for someone not in the match, a player
             against themself (the field is named, e.g. ``player_b`` or ``stats.zoe``).
     """
-    played_at = _time_text(payload.played_at)
+    played_at = time_text(payload.played_at)
     single = payload.player_a is not None or payload.player_b is not None
     team = payload.team_a is not None or payload.team_b is not None
     if single and team:
@@ -189,15 +191,7 @@ def submission_from_payload(payload: MatchIn) -> Submission:
         match = Match.single(
             payload.player_a, payload.player_b, payload.winner, sa, sb, match_id=payload.match_id
         )
-        body: dict[str, Any] = {
-            "match_id": payload.match_id,
-            "played_at": played_at,
-            "player_a": payload.player_a,
-            "player_b": payload.player_b,
-            "winner": payload.winner,
-            "stats": {"a": sa.to_dict(), "b": sb.to_dict()},
-        }
-        return Submission(match, body, played_at)
+        return Submission(match, canonical_body(match, played_at), played_at)
     if payload.team_a is None:
         raise ValidationError("team_a", "is required (or give player_a and player_b)")
     if payload.team_b is None:
@@ -208,15 +202,30 @@ def submission_from_payload(payload: MatchIn) -> Submission:
             raise ValidationError(f"stats.{key}", "is not a player of this match")
     stats = {pid: _stats(payload.stats.get(pid)) for pid in everyone}
     match = Match(tuple(payload.team_a), tuple(payload.team_b), payload.winner, stats, payload.match_id)
-    body = {
-        "match_id": payload.match_id,
+    return Submission(match, canonical_body(match, played_at), played_at)
+
+
+def canonical_body(match: Match, played_at: str | None) -> dict[str, Any]:
+    """The body of a validated match with every field filled in (its :func:`canonical_json` is the
+    canonical text): what a submission stores and what the ledger's stored facts decode back to."""
+    if len(match.team_a) == 1:
+        a, b = match.team_a[0], match.team_b[0]
+        return {
+            "match_id": match.match_id,
+            "played_at": played_at,
+            "player_a": a,
+            "player_b": b,
+            "winner": match.winner,
+            "stats": {"a": match.stats_of(a).to_dict(), "b": match.stats_of(b).to_dict()},
+        }
+    return {
+        "match_id": match.match_id,
         "played_at": played_at,
-        "team_a": list(payload.team_a),
-        "team_b": list(payload.team_b),
-        "winner": payload.winner,
-        "stats": {pid: s.to_dict() for pid, s in stats.items()},
+        "team_a": list(match.team_a),
+        "team_b": list(match.team_b),
+        "winner": match.winner,
+        "stats": {pid: match.stats_of(pid).to_dict() for pid in match.players},
     }
-    return Submission(match, body, played_at)
 
 
 def submission_from_match(match: Match, played_at: datetime | None = None) -> Submission:

@@ -1,8 +1,10 @@
 """The database tables (SQLAlchemy Core), shared by SQLite and PostgreSQL.
 
-The ledger (``matches``) holds every accepted match in application order; ratings are derived data
-kept per ratings version (``player_ratings`` and ``rating_changes``) and can always be rebuilt by
-replaying the non-voided ledger in ``sequence`` order with that version's rules.
+The ledger (``matches``) holds the facts of every accepted match in application order, its players
+by their integer key in ``players``; ratings are derived data kept per ratings version
+(``player_ratings`` and ``rating_changes``) and can always be rebuilt by replaying the non-voided
+ledger in ``sequence`` order with that version's rules. The row format's encoding and decoding
+live in one module, ``service/ledger/rows.py``.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     Sequence,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -25,12 +29,16 @@ from sqlalchemy import (
 
 __all__ = [
     "LEDGER_SEQUENCE",
+    "MATCH_SLOTS",
+    "STAT_NAMES",
     "api_keys",
     "change_events",
     "games",
+    "kept_answers",
     "matches",
     "metadata",
     "player_ratings",
+    "players",
     "rating_changes",
     "rating_versions",
     "webhook_subscriptions",
@@ -53,20 +61,52 @@ rating_versions = Table(
     Column("created_at", String(40), nullable=False),
 )
 
-#: The ledger. ``sequence`` is the application order (assigned after the players' locks are taken).
+#: Every player id ever rated, interned: the ledger's rows refer to a player by this integer key.
+players = Table(
+    "players",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("player_id", String(128), nullable=False, unique=True),
+)
+
+#: The slots of a match's players: ``a1``/``b1`` always, ``a2``/``b2`` in a two-against-two match.
+MATCH_SLOTS = ("a1", "a2", "b1", "b2")
+#: The counts of one player's statistics, one integer column per slot and count (``a1_bad_moves``...).
+STAT_NAMES = ("bad_moves", "won_by_16", "won_by_24", "won_by_4_and_last")
+
+#: The ledger: the facts of each accepted match in application order (``sequence``, assigned after
+#: the players' locks are taken). The answer a repeat gets is derived from these facts and the rating
+#: changes (``service/ledger/rows.py``); only an answer a void made underivable is kept as text
+#: (``kept_answers``).
 matches = Table(
     "matches",
     metadata,
     Column("sequence", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=False),
     Column("match_id", String(128), nullable=False, unique=True),
-    Column("body", Text, nullable=False),  # canonical JSON of the request
-    Column("body_hash", String(64), nullable=False),  # SHA-256 of ``body``
-    Column("response", Text, nullable=False),  # the exact 201 body, answered again on a repeat
-    Column("played_at", String(40), nullable=True),
+    Column("body_hash", LargeBinary(32), nullable=False),  # SHA-256 of the canonical body text
+    Column("played_at", BigInteger, nullable=True),  # microseconds since 1970-01-01 UTC
+    Column("winner", SmallInteger, nullable=False),  # 0 side a, 1 side b, 2 draw
+    *(Column(slot, Integer, ForeignKey("players.id"), nullable=slot.endswith("2")) for slot in MATCH_SLOTS),
+    *(Column(f"{slot}_{name}", Integer, nullable=True) for slot in MATCH_SLOTS for name in STAT_NAMES),
+    # The version the answer refers to: the one the match was applied in (the active one at a void).
     Column("version_id", Integer, ForeignKey("rating_versions.id"), nullable=False),
     Column("voided", Boolean, nullable=False, default=False),
     Column("void_reason", String(500), nullable=True),
-    Column("created_at", String(40), nullable=False),
+    Column("created_at", BigInteger, nullable=False),  # microseconds since 1970-01-01 UTC
+)
+
+#: The answer text of a match whose answer a void's rebuild would otherwise change (rare).
+kept_answers = Table(
+    "kept_answers",
+    metadata,
+    Column(
+        "sequence",
+        BigInteger().with_variant(Integer, "sqlite"),
+        ForeignKey("matches.sequence"),
+        primary_key=True,
+        autoincrement=False,
+    ),
+    Column("response", Text, nullable=False),
 )
 
 #: Current rating of each player in each version.
@@ -89,15 +129,20 @@ Index(
 )
 
 #: One row per player per applied match per version: the history and the basis of explanations.
+#: Clustered by (version, player, sequence), the history's order (WITHOUT ROWID on SQLite); the
+#: sequence index serves one match's changes, a rebuild's range and a version's last sequence.
 rating_changes = Table(
     "rating_changes",
     metadata,
     Column("version_id", Integer, ForeignKey("rating_versions.id"), primary_key=True),
+    Column("player_key", Integer, ForeignKey("players.id"), primary_key=True),
     Column("sequence", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
-    Column("player_id", String(128), primary_key=True),
     Column("rating_before", Integer, nullable=False),
     Column("rating_after", Integer, nullable=False),
-    Index("ix_rating_changes_player", "version_id", "player_id", "sequence"),
+    # Covering for one match's ratings before (answers, explanations): SQLite's planner, without
+    # statistics, scanned the whole version through the primary key when rating_before was not here.
+    Index("ix_rating_changes_sequence", "version_id", "sequence", "rating_before"),
+    sqlite_with_rowid=False,
 )
 
 #: API keys: only the SHA-256 of a key is stored.

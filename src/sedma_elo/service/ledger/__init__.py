@@ -14,6 +14,8 @@ transactions) and returns plain domain objects; the HTTP routes and the CLI are 
 ``verify``     replay and compare with every stored rating
 ``cursors``    keyset cursors, validated on the way in
 ``sql``        the hand-written SQL of the hot paths
+``rows``       the row format: a match's facts as columns and back, players by integer key
+``answers``    the answer of a repeat, derived from the stored facts (kept as text only after a void)
 ``views``      the JSON answer for one match
 ``feed``       the change feed's reads (``GET /v1/changes``); its writes in ``feed_events``
 ============== =================================================================================
@@ -23,7 +25,8 @@ Guarantees (see ``docs/service.md``):
 * a batch of matches is applied in one transaction: ledger rows, rating changes and ratings commit
   together or not at all;
 * a ``match_id`` is stored once (unique constraint); a repeat with the same canonical body gets the
-  stored response, with a different body a :class:`~sedma_elo.errors.ConflictError`;
+  first answer byte for byte (derived from the stored facts), with a different body a
+  :class:`~sedma_elo.errors.ConflictError`;
 * ``sequence`` is taken after the players' rows are locked (``SELECT ... FOR UPDATE`` in player id
   order on PostgreSQL, the database write lock on SQLite), so two matches sharing a player get
   sequences in the order they were applied, and replaying the ledger by sequence reproduces every

@@ -7,9 +7,9 @@ player has played (their ``matches_played``) reach every rule that needs them.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
 
 import psycopg
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -17,7 +17,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from ...core.fold import RatingState
 from ...errors import ConflictError, SedmaEloError
 from ..payload import Submission
-from .types import ApplyOutcome, VersionInfo, now_text
+from .rows import now_micros
+from .types import ApplyOutcome, VersionInfo
 from .views import response_text
 
 __all__ = ["Batch", "BatchRows", "TryAgain", "is_retryable", "rate_batch"]
@@ -42,9 +43,10 @@ def is_retryable(exc: Exception) -> bool:
     return isinstance(exc, psycopg.Error) and exc.sqlstate in _RETRYABLE_SQLSTATES
 
 
-def _repeat_or_conflict(sub: Submission, body_hash: str, response: str) -> ApplyOutcome:
+def _repeat_or_conflict(sub: Submission, body_hash: str, response: Callable[[], str]) -> ApplyOutcome:
+    """A repeat answered ``response()`` (derived only then) when the body is equal, else a conflict."""
     if body_hash == sub.body_hash:
-        return ApplyOutcome("repeat", response)
+        return ApplyOutcome("repeat", response())
     return ApplyOutcome(
         "error",
         error=ConflictError(f"match_id {sub.match_id!r} was already used for a different match"),
@@ -56,10 +58,16 @@ class Batch:
 
     ``todo`` holds the indexes to apply, in arrival order; :meth:`settle` answers the in-batch
     repeats from the outcome of their first occurrence once that is known. ``stored`` maps a stored
-    match id to its ``(body_hash, response)``.
+    match id to its ``(body hash as hex text, sequence)``; ``answer`` derives the answer of a stored
+    sequence (called only for a repeat with an equal body; ``None``: such a repeat's body is empty).
     """
 
-    def __init__(self, subs: Sequence[Submission], stored: dict[str, tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        subs: Sequence[Submission],
+        stored: dict[str, tuple[str, int]],
+        answer: Callable[[int], str] | None,
+    ) -> None:
         self.subs = subs
         self.outcomes: list[ApplyOutcome | None] = [None] * len(subs)
         self.first: dict[str, int] = {}
@@ -67,7 +75,8 @@ class Batch:
         for i, sub in enumerate(subs):
             seen = stored.get(sub.match_id)
             if seen is not None:
-                self.outcomes[i] = _repeat_or_conflict(sub, seen[0], seen[1])
+                text = partial(str) if answer is None else partial(answer, seen[1])
+                self.outcomes[i] = _repeat_or_conflict(sub, seen[0], text)
             elif sub.match_id not in self.first:
                 self.first[sub.match_id] = i
                 self.todo.append(i)
@@ -82,7 +91,7 @@ class Batch:
                 first = self.outcomes[j]
                 assert first is not None
                 if first.status == "created":
-                    outcome = _repeat_or_conflict(sub, self.subs[j].body_hash, first.body)
+                    outcome = _repeat_or_conflict(sub, self.subs[j].body_hash, partial(str, first.body))
                 else:
                     outcome = first
             out.append(outcome)
@@ -91,11 +100,13 @@ class Batch:
 
 @dataclass
 class BatchRows:
-    """The rows a rated batch adds: ``matches`` and ``changes`` rows, and each player's last sequence."""
+    """What a rated batch adds: each new match with its sequence, the rating changes as
+    ``(sequence, player id, before, after)``, each player's last sequence, the batch's time."""
 
-    matches: list[tuple[Any, ...]] = field(default_factory=list)
-    changes: list[tuple[int, int, str, int, int]] = field(default_factory=list)
+    matches: list[tuple[int, Submission]] = field(default_factory=list)
+    changes: list[tuple[int, str, int, int]] = field(default_factory=list)
     last_seq: dict[str, int] = field(default_factory=dict)
+    created_at: int = 0  # microseconds since 1970-01-01 UTC (rows.now_micros)
 
 
 def rate_batch(
@@ -110,9 +121,8 @@ def rate_batch(
     ``sequences`` holds at least one sequence per new match, ascending. A match the engine refuses
     (a :class:`SedmaEloError`) gets an error outcome, no row and no sequence.
     """
-    out = BatchRows()
+    out = BatchRows(created_at=now_micros())
     state = RatingState(ratings, played)
-    created_at = now_text()
     used = 0
     for i in batch.todo:
         sub = batch.subs[i]
@@ -128,9 +138,7 @@ def rate_batch(
         for change in result.changes:
             pid = change.player_id
             out.last_seq[pid] = seq
-            out.changes.append((version.id, seq, pid, change.rating_before, change.rating_after))
-        out.matches.append(
-            (seq, sub.match_id, sub.body, sub.body_hash, response, sub.played_at, version.id, created_at)
-        )
+            out.changes.append((seq, pid, change.rating_before, change.rating_after))
+        out.matches.append((seq, sub))
         batch.outcomes[i] = ApplyOutcome("created", response)
     return out

@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from ...core._jsontext import json_scalar, json_string
-from ...storage.schema import player_ratings, rating_changes, rating_versions
+from ...storage.schema import player_ratings, players, rating_changes, rating_versions
 from .batch import BatchRows
 from .types import VersionInfo, now_text
 
@@ -46,9 +46,6 @@ __all__ = [
 
 #: ``(kind, version id, data text, created_at)``: one row of ``change_events`` before its sequence.
 Event = tuple[str, int, str, str]
-
-# Positions in a BatchRows.matches row (see batch.rate_batch), named in this one place.
-_SEQ, _MATCH_ID, _PLAYED_AT, _VERSION = 0, 1, 5, 6
 
 _SQLITE_INSERT = (
     "INSERT INTO change_events (sequence, kind, version_id, data, created_at)"
@@ -77,20 +74,21 @@ def _player_json(player_id: str, before: int, after: int | None) -> str:
     )
 
 
-def match_events(rows: BatchRows) -> list[Event]:
-    """One ``match`` event per ledger row of a rated batch, with each player's before/after/delta."""
+def match_events(version_id: int, rows: BatchRows) -> list[Event]:
+    """One ``match`` event per new ledger row of a batch rated in ``version_id``, with each player's
+    before/after/delta."""
     players: dict[int, list[str]] = {}
-    for _vid, seq, pid, before, after in rows.changes:
+    for seq, pid, before, after in rows.changes:
         players.setdefault(seq, []).append(_player_json(pid, before, after))
     created_at = now_text()
     out = []
-    for m in rows.matches:
+    for seq, sub in rows.matches:
         data = (
-            f'{{"kind":"match","version_id":{m[_VERSION]},"match_id":{json_string(m[_MATCH_ID])},'
-            f'"match_sequence":{m[_SEQ]},"played_at":{json_scalar(m[_PLAYED_AT])},'
-            f'"players":[{",".join(players.get(m[_SEQ], ()))}],"created_at":"{created_at}"}}'
+            f'{{"kind":"match","version_id":{version_id},"match_id":{json_string(sub.match_id)},'
+            f'"match_sequence":{seq},"played_at":{json_scalar(sub.played_at)},'
+            f'"players":[{",".join(players.get(seq, ()))}],"created_at":"{created_at}"}}'
         )
-        out.append(("match", m[_VERSION], data, created_at))
+        out.append(("match", version_id, data, created_at))
     return out
 
 
@@ -150,10 +148,10 @@ def append_events(raw: Any, events: Sequence[Event]) -> None:
     raw.execute(_PG_INSERT, tuple(list(column) for column in zip(*events, strict=True)))
 
 
-def append_match_events(raw: Any, rows: BatchRows) -> None:
+def append_match_events(raw: Any, version_id: int, rows: BatchRows) -> None:
     """The write paths' hook: :func:`append_events` of :func:`match_events` (nothing for no new row)."""
     if rows.matches:
-        append_events(raw, match_events(rows))
+        append_events(raw, match_events(version_id, rows))
 
 
 # ----------------------------------------------------------------- void, re-rate and activate
@@ -163,7 +161,12 @@ def touched_ratings(conn: Connection, version_id: int, start: int) -> dict[str, 
     Read by a void before its rebuild: these are the only ratings the rebuild can change.
     """
     rc, pr = rating_changes.c, player_ratings.c
-    touched = select(rc.player_id).where(rc.version_id == version_id, rc.sequence >= start).distinct()
+    touched = (
+        select(players.c.player_id)
+        .join_from(rating_changes, players, players.c.id == rc.player_key)
+        .where(rc.version_id == version_id, rc.sequence >= start)
+        .distinct()
+    )
     rows = conn.execute(
         select(pr.player_id, pr.rating).where(pr.version_id == version_id, pr.player_id.in_(touched))
     )

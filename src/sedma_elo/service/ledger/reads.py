@@ -19,10 +19,11 @@ from ...core.fold import RatingState
 from ...core.ids import check_id_prefix
 from ...core.model import Match
 from ...errors import NotFoundError, ValidationError
-from ...storage.schema import matches, player_ratings, rating_changes
-from ..payload import match_from_body
+from ...storage.schema import matches, player_ratings
+from .answers import standing_before
 from .base import LedgerBase
 from .cursors import encode_cursor, history_bound, history_cursor, leaderboard_key
+from .rows import MATCH_COLUMNS, MATCH_FROM, from_micros, match_of, submission_of
 from .sql import LEADERBOARD_AFTER, LEADERBOARD_FIRST, PLAYER_SQL, SEARCH_SQL, history_sql
 from .types import MAX_PAGE, MAX_RECENT, HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord
 from .views import match_view
@@ -234,45 +235,24 @@ class ReadsMixin(LedgerBase):
         Raises:
             NotFoundError: no match has this id.
         """
-        rc = rating_changes.c
+        ph = self._ph
         with self.db.read.connect() as conn:
-            row = conn.execute(select(matches).where(matches.c.match_id == match_id)).first()
+            row = conn.exec_driver_sql(
+                f"SELECT {MATCH_COLUMNS}, m.voided, m.void_reason FROM {MATCH_FROM} WHERE m.match_id = {ph}",
+                (match_id,),
+            ).first()
             if row is None:
                 raise NotFoundError(f"match {match_id!r} does not exist")
+            seq, sub = submission_of(row)
+            voided, reason = bool(row[-2]), row[-1]
             version = self._version(conn, self._active_id(conn))
             result = None
-            if not row.voided:
-                before = {
-                    r.player_id: r.rating_before
-                    for r in conn.execute(
-                        select(rc.player_id, rc.rating_before).where(
-                            rc.version_id == version.id, rc.sequence == row.sequence
-                        )
-                    )
-                }
-                # Games played before this match: the rules that read it see what the writer saw.
-                games = {
-                    pid: n
-                    for pid, n in conn.execute(
-                        select(rc.player_id, func.count())
-                        .where(
-                            rc.version_id == version.id,
-                            rc.player_id.in_(list(before)),
-                            rc.sequence < row.sequence,
-                        )
-                        .group_by(rc.player_id)
-                    )
-                }
-                result = RatingState(before, games).rate(match_from_body(row.body), version.rules)
-        return match_view(
-            json.loads(row.body),
-            row.sequence,
-            row.played_at,
-            version,
-            result,
-            bool(row.voided),
-            row.void_reason,
-        )
+            if not voided:
+                # The rules that read games played see what the writer saw.
+                raw = conn.connection.driver_connection
+                before, games = standing_before(raw, ph, version.id, seq)
+                result = RatingState(before, games).rate(sub.match, version.rules)
+        return match_view(json.loads(sub.body), seq, sub.played_at, version, result, voided, reason)
 
     def matches_at(self, sequences: Sequence[int]) -> dict[int, tuple[dict[str, Any], dict[str, int]]]:
         """The matches with these ledger sequences: ``{sequence: (body, rating before by player)}``.
@@ -283,21 +263,24 @@ class ReadsMixin(LedgerBase):
         """
         version = self.active_id()
         found: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
-        rc = rating_changes.c
+        ph = self._ph
         with self.db.read.connect() as conn:
             for start in range(0, len(sequences), 500):
                 chunk = list(sequences[start : start + 500])
+                marks = ", ".join([ph] * len(chunk))
                 before: dict[int, dict[str, int]] = {}
-                for row in conn.execute(
-                    select(rc.sequence, rc.player_id, rc.rating_before).where(
-                        rc.version_id == version, rc.sequence.in_(chunk)
-                    )
+                for seq, pid, rating in conn.exec_driver_sql(
+                    "SELECT rc.sequence, p.player_id, rc.rating_before FROM rating_changes rc"
+                    f" JOIN players p ON p.id = rc.player_key WHERE rc.version_id = {ph}"
+                    f" AND rc.sequence IN ({marks})",
+                    (version, *chunk),
                 ):
-                    before.setdefault(row.sequence, {})[row.player_id] = row.rating_before
-                for seq, body in conn.execute(
-                    select(matches.c.sequence, matches.c.body).where(matches.c.sequence.in_(chunk))
+                    before.setdefault(seq, {})[pid] = rating
+                for row in conn.exec_driver_sql(
+                    f"SELECT {MATCH_COLUMNS} FROM {MATCH_FROM} WHERE m.sequence IN ({marks})", tuple(chunk)
                 ):
-                    found[seq] = (json.loads(body), before.get(seq, {}))
+                    seq, sub = submission_of(row)
+                    found[seq] = (json.loads(sub.body), before.get(seq, {}))
         return found
 
     def ledger_size(self) -> int:
@@ -311,19 +294,17 @@ class ReadsMixin(LedgerBase):
         ``played_at`` is the posted time, or the time the service applied the match when none was
         posted (a history file needs one).
         """
+        where = "" if include_voided else " WHERE NOT m.voided"
         with self.db.read.connect() as conn:
-            query = select(
-                matches.c.sequence, matches.c.body, matches.c.played_at, matches.c.created_at
-            ).order_by(matches.c.sequence)
-            if not include_voided:
-                query = query.where(matches.c.voided.is_(False))
-            rows = conn.execute(query).all()
+            rows = conn.exec_driver_sql(
+                f"SELECT {MATCH_COLUMNS}, m.created_at FROM {MATCH_FROM}{where} ORDER BY m.sequence"
+            ).all()
         for row in rows:
-            match = match_from_body(row.body)
-            stamp = row.played_at or row.created_at
-            when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-            match = dataclasses.replace(match, played_at=when)
-            yield row.sequence, match
+            seq, match, played_at = match_of(row)
+            stamp = played_at or from_micros(row[-1])
+            assert stamp is not None
+            when = datetime.fromisoformat(stamp)
+            yield seq, dataclasses.replace(match, played_at=when)
 
 
 def _player_record(player_id: str, version_id: int, rows: list[tuple[Any, ...]]) -> PlayerRecord:
@@ -350,7 +331,7 @@ def _history_item(row: Any) -> dict[str, Any]:
     return {
         "sequence": row.sequence,
         "match_id": row.match_id,
-        "played_at": row.played_at,
+        "played_at": from_micros(row.played_at),
         "rating_before": row.rating_before,
         "rating_after": row.rating_after,
         "delta": row.rating_after - row.rating_before,

@@ -9,6 +9,8 @@ running it). ``?`` is SQLite's placeholder and the one :meth:`Database.query` re
 
 from __future__ import annotations
 
+from ...storage.schema import MATCH_SLOTS
+from .rows import FACT_COLUMNS, STAT_COLUMNS
 from .types import HistoryOrder
 
 __all__ = [
@@ -32,7 +34,7 @@ __all__ = [
 
 # PostgreSQL statements of the batch write path (see write_pg.py). Arrays travel in binary (%b):
 # the text format escaped every quote of the stored JSON, half the CPU of a batch.
-PG_STORED = "SELECT match_id, body_hash, response FROM matches WHERE match_id = ANY(%b)"
+PG_STORED = "SELECT match_id, body_hash, sequence FROM matches WHERE match_id = ANY(%b)"
 PG_LOCK_PLAYERS = (
     "SELECT player_id, rating, matches_played FROM player_ratings"
     " WHERE version_id = (SELECT id FROM rating_versions WHERE active) AND player_id = ANY(%b)"
@@ -42,16 +44,25 @@ PG_SEQUENCES = (
     "SELECT nextval('ledger_sequence') FROM generate_series(1,"
     " %s - (SELECT count(*) FROM matches WHERE match_id = ANY(%b)))"
 )
+# The ledger's facts (rows.FACT_COLUMNS) as arrays, the players' ids looked up in ``players``.
+_PG_FACT_TYPES = ("text", "bytea", "bigint", "smallint", *("text",) * 4, *("integer",) * len(STAT_COLUMNS))
+_PG_FACT_VALUES = ", ".join(
+    f"(SELECT id FROM players WHERE player_id = u.{c})" if c in MATCH_SLOTS else f"u.{c}"
+    for c in FACT_COLUMNS
+)
 PG_INSERT_MATCHES = (
-    "INSERT INTO matches (sequence, match_id, body, body_hash, response, played_at, version_id, voided,"
-    " void_reason, created_at) SELECT u.*, %s, false, NULL, %s FROM unnest(CAST(%b AS bigint[]),"
-    " CAST(%b AS text[]), CAST(%b AS text[]), CAST(%b AS text[]), CAST(%b AS text[]),"
-    " CAST(%b AS text[])) AS u"
+    f"INSERT INTO matches (sequence, {', '.join(FACT_COLUMNS)}, version_id, voided, void_reason,"
+    f" created_at) SELECT u.sequence, {_PG_FACT_VALUES}, %s, false, NULL, %s FROM unnest(CAST(%b AS"
+    " bigint[]), "
+    + ", ".join(f"CAST(%b AS {t}[])" for t in _PG_FACT_TYPES)
+    + f") AS u(sequence, {', '.join(FACT_COLUMNS)})"
 )
 PG_INSERT_CHANGES = (
-    "INSERT INTO rating_changes (version_id, sequence, player_id, rating_before, rating_after)"
-    " SELECT %s, u.* FROM unnest(CAST(%b AS bigint[]), CAST(%b AS text[]), CAST(%b AS integer[]),"
-    " CAST(%b AS integer[])) AS u"
+    "INSERT INTO rating_changes (version_id, player_key, sequence, rating_before, rating_after)"
+    " SELECT %s, p.id, u.sequence, u.rating_before, u.rating_after FROM unnest(CAST(%b AS text[]),"
+    " CAST(%b AS bigint[]), CAST(%b AS integer[]),"
+    " CAST(%b AS integer[])) AS u(player_id, sequence, rating_before, rating_after)"
+    " JOIN players p ON p.player_id = u.player_id"
 )
 PG_INSERT_PLAYERS = (
     "INSERT INTO player_ratings (version_id, player_id, rating, matches_played, last_sequence)"
@@ -66,11 +77,11 @@ PG_UPDATE_PLAYERS = (
 
 # SQLite statements of the batch write path (see write_sqlite.py).
 SQLITE_INSERT_MATCHES = (
-    "INSERT INTO matches (sequence, match_id, body, body_hash, response, played_at, version_id,"
-    " voided, void_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, ?)"
+    f"INSERT INTO matches (sequence, {', '.join(FACT_COLUMNS)}, version_id, voided, void_reason,"
+    f" created_at) VALUES (?, {', '.join('?' * len(FACT_COLUMNS))}, ?, 0, NULL, ?)"
 )
 SQLITE_INSERT_CHANGES = (
-    "INSERT INTO rating_changes (version_id, sequence, player_id, rating_before, rating_after)"
+    "INSERT INTO rating_changes (version_id, player_key, sequence, rating_before, rating_after)"
     " VALUES (?, ?, ?, ?, ?)"
 )
 SQLITE_UPDATE_PLAYERS = (
@@ -98,9 +109,10 @@ LEADERBOARD_FIRST = _LEADERBOARD + _LEADERBOARD_ORDER
 LEADERBOARD_AFTER = _LEADERBOARD + " AND (rating < ? OR (rating = ? AND player_id > ?))" + _LEADERBOARD_ORDER
 
 _HISTORY_SELECT = (
-    "SELECT rc.player_id, rc.sequence, rc.rating_before, rc.rating_after, m.match_id, m.played_at"
-    " FROM rating_changes rc JOIN matches m ON m.sequence = rc.sequence"
-    " WHERE rc.version_id = {ph} AND rc.player_id = {player}"
+    "SELECT pl.player_id, rc.sequence, rc.rating_before, rc.rating_after, m.match_id, m.played_at"
+    " FROM players pl JOIN rating_changes rc ON rc.player_key = pl.id"
+    " JOIN matches m ON m.sequence = rc.sequence"
+    " WHERE rc.version_id = {ph} AND pl.player_id = {player}"
 )
 
 

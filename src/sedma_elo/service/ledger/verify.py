@@ -10,8 +10,8 @@ from ...core.engine import RatingResult
 from ...core.fold import RatingState
 from ...core.model import Match
 from ...core.rules import Rules
-from ...storage.schema import matches, player_ratings, rating_changes, rating_versions
-from ..payload import match_from_body
+from ...storage.schema import player_ratings, players, rating_changes, rating_versions
+from .rows import MATCH_COLUMNS, MATCH_FROM, match_of
 from .types import VerifyReport
 from .versions import VersionsMixin
 
@@ -47,11 +47,9 @@ class VerifyMixin(VersionsMixin):
         report = VerifyReport()
         with self.db.read.begin() as conn:
             entries = [
-                (int(r.sequence), match_from_body(r.body))
-                for r in conn.execute(
-                    select(matches.c.sequence, matches.c.body)
-                    .where(matches.c.voided.is_(False))
-                    .order_by(matches.c.sequence)
+                match_of(r)[:2]
+                for r in conn.exec_driver_sql(
+                    f"SELECT {MATCH_COLUMNS} FROM {MATCH_FROM} WHERE NOT m.voided ORDER BY m.sequence"
                 )
             ]
             report.matches = len(entries)
@@ -69,9 +67,14 @@ class VerifyMixin(VersionsMixin):
                 for seq, result in replay(covered, version.rules, state):
                     for c in result.changes:
                         expected_changes[(seq, c.player_id)] = (c.rating_before, c.rating_after)
+                rc = rating_changes.c
                 stored_changes = {
                     (int(r.sequence), r.player_id): (r.rating_before, r.rating_after)
-                    for r in conn.execute(select(rating_changes).where(rating_changes.c.version_id == vid))
+                    for r in conn.execute(
+                        select(rc.sequence, players.c.player_id, rc.rating_before, rc.rating_after)
+                        .join(players, players.c.id == rc.player_key)
+                        .where(rc.version_id == vid)
+                    )
                 }
                 stored_players = {
                     r.player_id: (r.rating, r.matches_played)

@@ -6,7 +6,6 @@ ledger with the one fold (:class:`~sedma_elo.core.fold.RatingState`).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
@@ -14,12 +13,12 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 from ...core.fold import RatingState
 from ...core.rules import Rules
 from ...errors import NotFoundError
-from ...storage.schema import matches, player_ratings, rating_changes, rating_versions
-from ..payload import match_from_body
+from ...storage.schema import matches, player_ratings, players, rating_changes, rating_versions
 from . import feed_events
+from .answers import drop_derivable, keep_answers
 from .reads import ReadsMixin
+from .rows import MATCH_COLUMNS, MATCH_FROM, from_micros, keys_of, match_of
 from .types import VersionInfo
-from .views import match_view, view_text
 from .write_pg import write_players_pg
 from .write_sqlite import write_players_sqlite
 
@@ -44,7 +43,7 @@ class VersionsMixin(ReadsMixin):
             self._lock_ledger(conn)
             m = matches.c
             row = conn.execute(
-                select(m.sequence, m.voided, m.body, m.played_at).where(m.match_id == match_id)
+                select(m.sequence, m.voided, m.played_at).where(m.match_id == match_id)
             ).first()
             if row is None:
                 raise NotFoundError(f"match {match_id!r} does not exist")
@@ -52,27 +51,23 @@ class VersionsMixin(ReadsMixin):
                 why = reason[:500] or None
                 active = self._active_id(conn)
                 feed_before = feed_events.touched_ratings(conn, active, row.sequence)
-                # A repeat of a voided match is answered with the stored response: make it say so.
-                view = match_view(
-                    json.loads(row.body),
-                    row.sequence,
-                    row.played_at,
-                    self.active_version(conn),
-                    None,
-                    True,
-                    why,
-                )
+                # An inactive version holds matches only up to its snapshot: rebuild no further.
+                ids = [int(v) for v in conn.execute(select(rating_versions.c.id)).scalars().all()]
+                throughs = {vid: self._through(conn, vid) for vid in ids}
+                rebuilt = [vid for vid in ids if throughs[vid] >= row.sequence]
+                raw: Any = conn.connection.driver_connection
+                # The rebuild changes what later answers derive from: keep those texts first.
+                keep_answers(raw, self._ph, self._version_raw, rebuilt, row.sequence)
+                # A repeat of a voided match answers its voided view in the version active now.
                 conn.execute(
                     update(matches)
                     .where(m.sequence == row.sequence)
-                    .values(voided=True, void_reason=why, response=view_text(view))
+                    .values(voided=True, void_reason=why, version_id=self._active_id(conn))
                 )
-                for vid in conn.execute(select(rating_versions.c.id)).scalars().all():
-                    # An inactive version holds matches only up to its snapshot: rebuild no further.
-                    through = self._through(conn, int(vid))
-                    if through >= row.sequence:
-                        self._rebuild_from(conn, self._version(conn, int(vid)), row.sequence, through)
-                voided = feed_events.Voided(active, match_id, row.sequence, row.played_at, why)
+                for vid in rebuilt:
+                    self._rebuild_from(conn, self._version(conn, vid), row.sequence, throughs[vid])
+                drop_derivable(raw, self._ph, self._version_raw, row.sequence - 1)
+                voided = feed_events.Voided(active, match_id, row.sequence, from_micros(row.played_at), why)
                 feed_events.record_void(conn, voided, feed_before)
         return self.get_match(match_id)
 
@@ -141,19 +136,20 @@ class VersionsMixin(ReadsMixin):
         rc, pr = rating_changes.c, player_ratings.c
         # Roll every touched player back to where they stood before ``start``.
         firsts = conn.execute(
-            select(rc.player_id, func.min(rc.sequence).label("first"))
+            select(players.c.player_id, rc.player_key, func.min(rc.sequence).label("first"))
+            .join(players, players.c.id == rc.player_key)
             .where(rc.version_id == vid, rc.sequence >= start)
-            .group_by(rc.player_id)
+            .group_by(players.c.player_id, rc.player_key)
         ).all()
-        for pid, first in firsts:
+        for pid, key, first in firsts:
             before = conn.execute(
                 select(rc.rating_before).where(
-                    rc.version_id == vid, rc.player_id == pid, rc.sequence == first
+                    rc.version_id == vid, rc.player_key == key, rc.sequence == first
                 )
             ).scalar_one()
             earlier = conn.execute(
                 select(func.count(), func.max(rc.sequence)).where(
-                    rc.version_id == vid, rc.player_id == pid, rc.sequence < start
+                    rc.version_id == vid, rc.player_key == key, rc.sequence < start
                 )
             ).one()
             if earlier[0] == 0:
@@ -170,18 +166,17 @@ class VersionsMixin(ReadsMixin):
         ratings, played = state.ratings, state.games
         known: set[str] = set()
         last_seq: dict[str, int] = {}
-        rows = conn.execute(
-            select(matches.c.sequence, matches.c.body)
-            .where(
-                matches.c.sequence >= start,
-                matches.c.sequence <= (end if end is not None else 2**62),
-                matches.c.voided.is_(False),
-            )
-            .order_by(matches.c.sequence)
+        keys: dict[str, int] = {}
+        ph = self._ph
+        rows = conn.exec_driver_sql(
+            f"SELECT {MATCH_COLUMNS} FROM {MATCH_FROM} WHERE m.sequence >= {ph} AND m.sequence <= {ph}"
+            " AND NOT m.voided ORDER BY m.sequence",
+            (start, end if end is not None else 2**62),
         ).all()
         chunk: list[dict[str, Any]] = []
         for row in rows:
-            match = match_from_body(row.body)
+            seq, match, _ = match_of(row)
+            keys.update(keys_of(row))
             missing = [p for p in match.players if p not in ratings and p not in played]
             if missing:
                 # A player's standing before ``start`` (rating and games played) comes from the table.
@@ -197,12 +192,12 @@ class VersionsMixin(ReadsMixin):
                     played.setdefault(p, 0)
             result = state.apply(match, version.rules)
             for change in result.changes:
-                last_seq[change.player_id] = row.sequence
+                last_seq[change.player_id] = seq
                 chunk.append(
                     {
                         "version_id": vid,
-                        "sequence": row.sequence,
-                        "player_id": change.player_id,
+                        "sequence": seq,
+                        "player_key": keys[change.player_id],
                         "rating_before": change.rating_before,
                         "rating_after": change.rating_after,
                     }

@@ -37,7 +37,7 @@ def match_view(
 
 
 def view_text(view: dict[str, Any]) -> str:
-    """The stored JSON text of a :func:`match_view` (the form :func:`response_text` writes)."""
+    """The JSON text of a :func:`match_view` (the form :func:`response_text` writes)."""
     return json.dumps(view, separators=(",", ":"), ensure_ascii=False)
 
 

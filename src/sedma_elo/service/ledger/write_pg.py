@@ -14,9 +14,11 @@ import psycopg
 
 from ...errors import NotFoundError
 from ..payload import Submission
+from .answers import derive_answer
 from .base import LedgerBase
 from .batch import Batch, BatchRows, TryAgain, rate_batch
 from .feed_events import append_match_events
+from .rows import PG_INTERN, fact_values, stored_hash
 from .sql import (
     PG_INSERT_CHANGES,
     PG_INSERT_MATCHES,
@@ -28,13 +30,14 @@ from .sql import (
 )
 from .types import ApplyOutcome
 
-__all__ = ["apply_pg", "write_players_pg"]
+__all__ = ["apply_pg", "write_players_pg", "write_rows_pg"]
 
 
 def apply_pg(
-    ledger: LedgerBase, raw: psycopg.Connection[Any], subs: Sequence[Submission]
+    ledger: LedgerBase, raw: psycopg.Connection[Any], subs: Sequence[Submission], *, answers: bool = True
 ) -> list[ApplyOutcome]:
-    """Apply ``subs`` in one PostgreSQL transaction on ``raw``.
+    """Apply ``subs`` in one PostgreSQL transaction on ``raw`` (``answers``: derive the answers of
+    repeats, see :meth:`Ledger.apply`).
 
     Raises:
         TryAgain: another process stored one of the batch's ids between two of its reads.
@@ -52,7 +55,9 @@ def apply_pg(
         if active is None:
             raise NotFoundError("there is no active ratings version")
         version = ledger._version_raw(raw, int(active[0]))
-        batch = Batch(subs, {r[0]: (r[1], r[2]) for r in stored_cur.fetchall()})
+        stored = {r[0]: (stored_hash(r[1]), int(r[2])) for r in stored_cur.fetchall()}
+        derive = (lambda seq: derive_answer(raw, "%s", ledger._version_raw, seq)) if answers else None
+        batch = Batch(subs, stored, derive)
         ratings = {}
         played = {}
         for pid, rating, count in players_cur.fetchall():
@@ -64,34 +69,31 @@ def apply_pg(
             raise TryAgain("a match of the batch was stored concurrently")
         rows_out = rate_batch(batch, version, ratings, played, sequences)
         if rows_out.matches:
-            _write_rows(raw, version.id, rows_out)
+            write_rows_pg(raw, version.id, rows_out, known)
             write_players_pg(raw, version.id, ratings, played, rows_out.last_seq, known)
-            append_match_events(raw, rows_out)  # last: its table lock is held only until the commit
+            append_match_events(
+                raw, version.id, rows_out
+            )  # last: its table lock is held only until the commit
     return batch.settle()
 
 
-def _write_rows(raw: psycopg.Connection[Any], version_id: int, rows: BatchRows) -> None:
+def write_rows_pg(raw: psycopg.Connection[Any], version_id: int, rows: BatchRows, known: set[str]) -> None:
     """Insert a rated batch's ledger rows and rating changes: one statement per table over arrays
-    (fixed texts that psycopg prepares once per connection)."""
-    m = rows.matches
-    created_at = m[0][7]  # one timestamp for the whole batch
+    (fixed texts that psycopg prepares once per connection). Players not in ``known`` (rated in
+    this version before) are interned first; the statements look every key up themselves."""
+    new = sorted(p for p in rows.last_seq if p not in known)
+    if new:
+        raw.execute(PG_INTERN, (new,))
+    facts = [fact_values(sub, str) for _, sub in rows.matches]
+    columns = [list(col) for col in zip(*facts, strict=True)]
     raw.execute(
         PG_INSERT_MATCHES,
-        (
-            version_id,
-            created_at,
-            [r[0] for r in m],
-            [r[1] for r in m],
-            [r[2] for r in m],
-            [r[3] for r in m],
-            [r[4] for r in m],
-            [r[5] for r in m],
-        ),
+        (version_id, rows.created_at, [seq for seq, _ in rows.matches], *columns),
     )
     c = rows.changes
     raw.execute(
         PG_INSERT_CHANGES,
-        (version_id, [r[1] for r in c], [r[2] for r in c], [r[3] for r in c], [r[4] for r in c]),
+        (version_id, [r[1] for r in c], [r[0] for r in c], [r[2] for r in c], [r[3] for r in c]),
     )
 
 

@@ -12,23 +12,26 @@ from collections.abc import Sequence
 
 from ...errors import NotFoundError
 from ..payload import Submission
+from .answers import derive_answer
 from .base import LedgerBase
-from .batch import Batch, rate_batch
+from .batch import Batch, BatchRows, rate_batch
 from .feed_events import append_match_events
+from .rows import fact_values, intern_sqlite, stored_hash
 from .sql import SQLITE_INSERT_CHANGES, SQLITE_INSERT_MATCHES, SQLITE_INSERT_PLAYERS, SQLITE_UPDATE_PLAYERS
 from .types import ApplyOutcome
 
-__all__ = ["apply_sqlite", "write_players_sqlite"]
+__all__ = ["apply_sqlite", "write_players_sqlite", "write_rows_sqlite"]
 
 
 def apply_sqlite(
-    ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission]
+    ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission], *, answers: bool = True
 ) -> list[ApplyOutcome]:
-    """Apply ``subs`` in one SQLite transaction on ``raw``, holding the database's write lock."""
+    """Apply ``subs`` in one SQLite transaction on ``raw``, holding the database's write lock
+    (``answers``: derive the answers of repeats, see :meth:`Ledger.apply`)."""
     with ledger.db.write_lock or contextlib.nullcontext():
         raw.execute("BEGIN IMMEDIATE")
         try:
-            outcomes = _apply_in(ledger, raw, subs)
+            outcomes = _apply_in(ledger, raw, subs, answers)
             raw.execute("COMMIT")
         except BaseException:
             if raw.in_transaction:
@@ -37,21 +40,24 @@ def apply_sqlite(
     return outcomes
 
 
-def _apply_in(ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+def _apply_in(
+    ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission], answers: bool
+) -> list[ApplyOutcome]:
     active = raw.execute("SELECT id FROM rating_versions WHERE active").fetchone()
     if active is None:
         raise NotFoundError("there is no active ratings version")
     version = ledger._version_raw(raw, int(active[0]))
     ids = list({s.match_id for s in subs})
     stored = {
-        row[0]: (row[1], row[2])
+        row[0]: (stored_hash(row[1]), int(row[2]))
         for row in raw.execute(
-            "SELECT match_id, body_hash, response FROM matches"
+            "SELECT match_id, body_hash, sequence FROM matches"
             f" WHERE match_id IN ({', '.join('?' * len(ids))})",
             ids,
         )
     }
-    batch = Batch(subs, stored)
+    derive = (lambda seq: derive_answer(raw, "?", ledger._version_raw, seq)) if answers else None
+    batch = Batch(subs, stored, derive)
     players = sorted({p for i in batch.todo for p in subs[i].match.players})
     ratings: dict[str, int] = {}
     played: dict[str, int] = {}
@@ -72,11 +78,26 @@ def _apply_in(ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submis
     sequences = range(top + 1, top + 1 + len(batch.todo))
     out = rate_batch(batch, version, ratings, played, sequences)
     if out.matches:
-        raw.executemany(SQLITE_INSERT_MATCHES, out.matches)
-        raw.executemany(SQLITE_INSERT_CHANGES, out.changes)
+        write_rows_sqlite(raw, version.id, out)
         write_players_sqlite(raw, version.id, ratings, played, out.last_seq, known)
-        append_match_events(raw, out)
+        append_match_events(raw, version.id, out)
     return batch.settle()
+
+
+def write_rows_sqlite(raw: sqlite3.Connection, version_id: int, rows: BatchRows) -> None:
+    """Insert a rated batch's ledger rows and rating changes, interning new players first."""
+    keys = intern_sqlite(raw, rows.last_seq)
+    raw.executemany(
+        SQLITE_INSERT_MATCHES,
+        [
+            (seq, *fact_values(sub, keys.__getitem__), version_id, rows.created_at)
+            for seq, sub in rows.matches
+        ],
+    )
+    raw.executemany(
+        SQLITE_INSERT_CHANGES,
+        [(version_id, keys[pid], seq, before, after) for seq, pid, before, after in rows.changes],
+    )
 
 
 def write_players_sqlite(

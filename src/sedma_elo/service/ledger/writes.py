@@ -2,7 +2,7 @@
 
 Guarantees: a batch of matches is applied in one transaction (ledger rows, rating changes and
 ratings commit together or not at all); a ``match_id`` is stored once, a repeat with the same
-canonical body gets the stored response and one with a different body a
+canonical body gets the first answer (derived from the stored facts) and one with a different body a
 :class:`~sedma_elo.errors.ConflictError`; ``sequence`` is taken with the players' rows locked, so
 matches sharing a player get sequences in the order they were applied.
 """
@@ -50,27 +50,27 @@ class WriterSession:
             self._conn.close()
             self._conn = None
 
-    def apply(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+    def apply(self, submissions: Sequence[Submission], *, answers: bool = True) -> list[ApplyOutcome]:
         """See :meth:`Ledger.apply`."""
         if not submissions:
             return []
         try:
-            return self._apply_with_retry(submissions)
+            return self._apply_with_retry(submissions, answers)
         except Exception:
             if len(submissions) == 1:
                 raise
         outcomes = []
         for sub in submissions:
             try:
-                outcomes.append(self._apply_with_retry([sub])[0])
+                outcomes.append(self._apply_with_retry([sub], answers)[0])
             except Exception as exc:  # only this match fails (answered 500); the others stand
                 outcomes.append(ApplyOutcome("error", failure=exc))
         return outcomes
 
-    def _apply_with_retry(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+    def _apply_with_retry(self, submissions: Sequence[Submission], answers: bool) -> list[ApplyOutcome]:
         for attempt in range(_RETRIES):
             try:
-                return self._apply_once(submissions)
+                return self._apply_once(submissions, answers)
             except (DBAPIError, psycopg.Error, sqlite3.Error, TryAgain) as exc:
                 if attempt == _RETRIES - 1 or not is_retryable(exc):
                     raise
@@ -78,15 +78,15 @@ class WriterSession:
                 time.sleep(0.002 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    def _apply_once(self, subs: Sequence[Submission]) -> list[ApplyOutcome]:
+    def _apply_once(self, subs: Sequence[Submission], answers: bool) -> list[ApplyOutcome]:
         if self._conn is None:
             self._conn = self.ledger.db.write.raw_connection()
         raw = self._conn.driver_connection
         if isinstance(raw, sqlite3.Connection):
-            return apply_sqlite(self.ledger, raw, subs)
+            return apply_sqlite(self.ledger, raw, subs, answers=answers)
         assert isinstance(raw, psycopg.Connection)
         try:
-            return apply_pg(self.ledger, raw, subs)
+            return apply_pg(self.ledger, raw, subs, answers=answers)
         except psycopg.Error as exc:
             if raw.broken:  # e.g. the server restarted: a new connection may well succeed
                 self._conn.invalidate()
@@ -98,16 +98,17 @@ class WriterSession:
 class WritesMixin(LedgerBase):
     """Applying batches of matches (the path of ``POST /v1/matches`` and of ``import``)."""
 
-    def apply(self, submissions: Sequence[Submission]) -> list[ApplyOutcome]:
+    def apply(self, submissions: Sequence[Submission], *, answers: bool = True) -> list[ApplyOutcome]:
         """Apply a batch of matches in one transaction, in the given order; never raises for one bad match.
 
         A repeated ``match_id`` (stored before or earlier in the batch) gets ``repeat`` when its
         canonical body is equal and a :class:`ConflictError` otherwise. If the batch transaction
         fails as a whole, each match is retried in a transaction of its own so that one bad match
-        cannot fail the others.
+        cannot fail the others. With ``answers=False`` a repeat of a stored match has an empty
+        ``body``: its answer is not derived (it costs about what rating a new match costs).
         """
         with self.writer_session() as session:
-            return session.apply(submissions)
+            return session.apply(submissions, answers=answers)
 
     @contextmanager
     def writer_session(self) -> Iterator[WriterSession]:
@@ -129,7 +130,7 @@ class WritesMixin(LedgerBase):
         pending: list[Submission] = []
 
         def flush() -> None:
-            for sub, outcome in zip(pending, self.apply(pending), strict=True):
+            for sub, outcome in zip(pending, self.apply(pending, answers=False), strict=True):
                 if outcome.status == "created":
                     report.created += 1
                 elif outcome.status == "repeat":

@@ -1,0 +1,140 @@
+"""The answer a repeated ``POST /v1/matches`` gets, derived from the stored facts instead of stored text.
+
+The first answer of a match is a function of facts the ledger keeps anyway: the match (decoded by
+:mod:`.rows`), its sequence, the version it was applied in (``matches.version_id``: its id, label
+and rules), and each player's rating and games played before the match in that version (the
+match's ``rating_changes`` rows and how many rows each player has before it). :func:`derive_answer`
+recomputes it with the one fold, byte for byte what the live path answered.
+
+Two facts change that derivation afterwards, and both are handled here:
+
+* a void: the voided match answers its voided view (no changes, the version active at the void,
+  which :meth:`void <.versions.VersionsMixin.void>` writes to ``version_id``);
+* a void's rebuild of a version changes the ratings (or games played) before later matches of that
+  version: :func:`keep_answers` stores their answer text in ``kept_answers`` before the rebuild and
+  :func:`drop_derivable` deletes again the ones the rebuilt facts still derive. Only a void does
+  this; a re-rate writes a new version and leaves the old one's rows as they were.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ...core.fold import RatingState
+from .rows import MATCH_COLUMNS, MATCH_FROM, submission_of
+from .types import VersionInfo
+from .views import match_view, response_text, view_text
+
+__all__ = ["derive_answer", "drop_derivable", "keep_answers", "standing_before"]
+
+#: A version by id (:meth:`LedgerBase._version_raw` bound to the connection's ledger).
+VersionOf = Callable[[Any, int], VersionInfo]
+
+_FACTS = (
+    f"SELECT {MATCH_COLUMNS}, m.voided, m.void_reason, m.version_id, k.response FROM {MATCH_FROM}"
+    " LEFT JOIN kept_answers k ON k.sequence = m.sequence WHERE m.sequence = {ph}"
+)
+# Each player's rating before the match and games played before it, in the match's version.
+_BEFORE = (
+    "SELECT p.player_id, rc.rating_before, (SELECT count(*) FROM rating_changes r2"
+    " WHERE r2.version_id = rc.version_id AND r2.player_key = rc.player_key"
+    " AND r2.sequence < rc.sequence) FROM rating_changes rc JOIN players p ON p.id = rc.player_key"
+    " WHERE rc.version_id = {ph} AND rc.sequence = {ph}"
+)
+#: Matches per chunk when keeping answers around a void.
+_CHUNK = 500
+
+
+def derive_answer(raw: Any, ph: str, version_of: VersionOf, sequence: int, *, kept: bool = True) -> str:
+    """The answer text of the stored match ``sequence``: what its first ``POST`` got (or, voided,
+    its voided view). ``raw`` is a DBAPI connection (sqlite3 or psycopg), ``ph`` its placeholder;
+    with ``kept=False`` a kept answer text is ignored (what the facts alone derive).
+
+    Raises:
+        LookupError: no match has this sequence, or its version holds no rating change for it.
+    """
+    row = raw.execute(_FACTS.format(ph=ph), (sequence,)).fetchone()
+    if row is None:
+        raise LookupError(f"no match has sequence {sequence}")
+    voided, reason, version_id, text = row[-4:]
+    if kept and text is not None and not voided:
+        return str(text)
+    seq, sub = submission_of(row)
+    version = version_of(raw, int(version_id))
+    if voided:
+        view = match_view(json.loads(sub.body), seq, sub.played_at, version, None, True, reason)
+        return view_text(view)
+    before, games = standing_before(raw, ph, version.id, seq)
+    if set(before) != set(sub.match.players):
+        raise LookupError(f"version {version.id} holds no rating changes for sequence {seq}")
+    result = RatingState(before, games).rate(sub.match, version.rules)
+    return response_text(sub, seq, version, result)
+
+
+def standing_before(
+    raw: Any, ph: str, version_id: int, sequence: int
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Each player's rating before the match ``sequence`` and games played before it, in a version
+    (empty for a match the version did not rate): what the writer knew when it rated the match."""
+    before: dict[str, int] = {}
+    games: dict[str, int] = {}
+    for pid, rating, count in raw.execute(_BEFORE.format(ph=ph), (version_id, sequence)).fetchall():
+        before[pid] = rating
+        games[pid] = int(count)
+    return before, games
+
+
+def _candidates(raw: Any, ph: str, version_ids: list[int], after: int) -> Iterator[list[int]]:
+    """Chunks of the non-voided matches after ``after`` applied in one of ``version_ids``."""
+    marks = ", ".join([ph] * len(version_ids))
+    last = after
+    while True:
+        rows = raw.execute(
+            f"SELECT sequence FROM matches WHERE sequence > {ph} AND NOT voided"
+            f" AND version_id IN ({marks}) ORDER BY sequence LIMIT {_CHUNK}",
+            (last, *version_ids),
+        ).fetchall()
+        if not rows:
+            return
+        chunk = [int(r[0]) for r in rows]
+        yield chunk
+        last = chunk[-1]
+
+
+def keep_answers(raw: Any, ph: str, version_of: VersionOf, version_ids: list[int], after: int) -> None:
+    """Before a rebuild of ``version_ids`` from ``after`` on: keep the answer text of every later
+    match applied in one of them (those kept already stay as they are)."""
+    if not version_ids:
+        return
+    for chunk in _candidates(raw, ph, version_ids, after):
+        marks = ", ".join([ph] * len(chunk))
+        sql = f"SELECT sequence FROM kept_answers WHERE sequence IN ({marks})"
+        kept = {int(r[0]) for r in raw.execute(sql, chunk).fetchall()}
+        rows = [(seq, derive_answer(raw, ph, version_of, seq)) for seq in chunk if seq not in kept]
+        if rows:
+            raw.cursor().executemany(
+                f"INSERT INTO kept_answers (sequence, response) VALUES ({ph}, {ph})", rows
+            )
+
+
+def drop_derivable(raw: Any, ph: str, version_of: VersionOf, after: int) -> None:
+    """After the rebuild: delete the kept answers after ``after`` that the facts derive again."""
+    last = after
+    while True:
+        rows = raw.execute(
+            f"SELECT k.sequence, k.response, m.voided FROM kept_answers k JOIN matches m"
+            f" ON m.sequence = k.sequence WHERE k.sequence > {ph} ORDER BY k.sequence LIMIT {_CHUNK}",
+            (last,),
+        ).fetchall()
+        if not rows:
+            return
+        drop = [
+            (seq,)
+            for seq, text, voided in rows
+            if voided or derive_answer(raw, ph, version_of, int(seq), kept=False) == text
+        ]
+        if drop:
+            raw.cursor().executemany(f"DELETE FROM kept_answers WHERE sequence = {ph}", drop)
+        last = int(rows[-1][0])
