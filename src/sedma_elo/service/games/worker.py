@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
-from multiprocessing.process import BaseProcess
 from typing import Literal
 
 from ...game.analysis import AnalysisConfig, analyze
@@ -161,30 +161,44 @@ def _watch_parent(parent: int, stop: threading.Event) -> None:
             stop.set()
 
 
-def start_processes(url: str, count: int, lease: float = DEFAULT_LEASE) -> list[BaseProcess]:
-    """Start ``count`` worker processes on ``url`` (fresh interpreters: nothing of the caller shared)."""
-    ctx = multiprocessing.get_context("spawn")
-    procs: list[BaseProcess] = []
-    for i in range(count):
-        proc = ctx.Process(
-            target=run_worker,
-            args=(url, lease, 0.5, os.getpid()),
-            name=f"sedma-elo-game-worker-{i}",
-            daemon=True,
-        )
-        proc.start()
-        procs.append(proc)
-    return procs
+# The child's first lines, before anything heavy is imported: on Linux the kernel kills it the moment
+# its parent dies (``serve`` killed outright must not leave workers holding its pipes and its
+# database); its game, if any, is taken again once the lease runs out. Then it checks that the
+# parent did not die before that, and runs.
+_BOOTSTRAP = """
+import os, signal, sys
+if sys.platform == "linux":
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+parent = int(sys.argv[1])
+if os.getppid() != parent:
+    sys.exit(0)
+from sedma_elo.service.games.worker import run_worker
+run_worker(os.environ["SEDMA_ELO_DATABASE_URL"], float(sys.argv[2]), 0.5, parent)
+"""
 
 
-def stop_processes(procs: list[BaseProcess], timeout: float = 30.0) -> None:
+def start_processes(url: str, count: int, lease: float = DEFAULT_LEASE) -> list[subprocess.Popen[bytes]]:
+    """Start ``count`` worker processes on ``url``; they stop (are killed) when this process dies.
+
+    The URL goes through the environment, not the command line, so a password stays out of ``ps``.
+    """
+    env = {**os.environ, "SEDMA_ELO_DATABASE_URL": url}
+    return [
+        subprocess.Popen([sys.executable, "-c", _BOOTSTRAP, str(os.getpid()), str(lease)], env=env)
+        for _ in range(count)
+    ]
+
+
+def stop_processes(procs: list[subprocess.Popen[bytes]], timeout: float = 30.0) -> None:
     """Ask each worker to stop (SIGTERM: it finishes its job); kill those still running after ``timeout``."""
     for proc in procs:
-        if proc.is_alive():
+        if proc.poll() is None:
             proc.terminate()
     deadline = time.monotonic() + timeout
     for proc in procs:
-        proc.join(max(0.0, deadline - time.monotonic()))
-        if proc.is_alive():
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
             proc.kill()
-            proc.join()
+            proc.wait()
