@@ -75,7 +75,7 @@ class Server:
                     raise RuntimeError(f"server did not start: {err}") from None
 
     def kill9(self) -> None:
-        """SIGKILL to the server and every process it started (as a container stop does): no shutdown hook runs.
+        """SIGKILL to the server and every process it started (as a container stop does): no shutdown hook.
 
         A worker left running would hold the server's output pipes open (and the database).
         """
