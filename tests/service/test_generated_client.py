@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from games_helpers import example_record, game_body
 from server import Server
 
 from needs import unavailable
@@ -209,3 +210,35 @@ def test_errors_are_typed_objects(gen: Generated) -> None:
     assert [e.loc for e in same_json(invalid).detail] == [["body", "stats", "zoe"]]
     limit = gen.op("leaderboard", "get_leaderboard").sync_detailed(client=gen.public, limit=0)
     assert limit.status_code == 422 and same_json(limit).detail[0].loc == ["query", "limit"]
+
+
+def test_the_change_feed_is_typed(gen: Generated, posted: dict[str, Any]) -> None:
+    """GET /v1/changes parses as ChangesOut whose items are MatchChange objects, and round-trips."""
+    page = same_json(gen.op("changes", "get_changes").sync_detailed(client=gen.public, limit=500))
+    assert isinstance(page, gen.models.ChangesOut) and page.next_after is None
+    matches = [item for item in page.items if isinstance(item, gen.models.MatchChange)]
+    assert {"g-1", "g-2"} <= {item.match_id for item in matches}
+    assert page.poll_after == page.items[-1].sequence
+
+
+def test_a_webhook_is_registered_listed_and_deleted(gen: Generated) -> None:
+    """The webhook admin routes answer WebhookOut / WebhooksOut objects that round-trip."""
+    m, admin = gen.models, gen.admin
+    body = m.WebhookIn.from_dict({"url": "http://127.0.0.1:9/hook", "secret": "s" * 16, "label": "client"})
+    made = same_json(gen.op("admin", "create_webhook").sync_detailed(client=admin, body=body))
+    assert isinstance(made, m.WebhookOut) and made.label == "client"
+    listed = same_json(gen.op("admin", "list_webhooks").sync_detailed(client=admin))
+    assert made.id in [w.id for w in listed.items]
+    gone = same_json(gen.op("admin", "delete_webhook").sync_detailed(made.id, client=admin))
+    assert gone.id == made.id
+
+
+def test_a_posted_game_is_typed(gen: Generated) -> None:
+    """POST /v1/games answers GameAccepted (202); GET /v1/games/{id} a GameView, both round-trip."""
+    m = gen.models
+    body = m.GameIn.from_dict(game_body("gm-1", example_record(), played_at=None))
+    accepted = gen.op("games", "post_game").sync_detailed(client=gen.writer, body=body)
+    assert accepted.status_code == 202 and isinstance(same_json(accepted), m.GameAccepted)
+    view = same_json(gen.op("games", "get_game").sync_detailed("gm-1", client=gen.public))
+    assert isinstance(view, m.GameView) and view.status_url == accepted.parsed.status_url
+    assert (view.match_id, view.status) == ("gm-1", "queued")  # this server runs no game worker

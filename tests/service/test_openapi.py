@@ -5,17 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from games_helpers import example_record, game_body
 from pydantic import BaseModel
 
 from conftest import Api, single
 from sedma_elo import REFERENCE_RULES
 from sedma_elo.service import ServiceSettings, create_app
+from sedma_elo.service.api import feed_schemas, game_schemas
 from sedma_elo.service.api import responses as models
+from sedma_elo.service.games.worker import GameWorker
 
 
 def needs_key(method: str, path: str) -> bool:
-    """Whether the service checks a key for this operation: posting matches and every admin route."""
-    return (method, path) == ("post", "/v1/matches") or path.startswith("/v1/admin/")
+    """Whether the service checks a key for this operation: posting matches or games, every admin route."""
+    return (method, path) in {("post", "/v1/matches"), ("post", "/v1/games")} or path.startswith("/v1/admin/")
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +95,10 @@ def test_the_direct_write_route_is_documented_with_its_answers(schema: dict[str,
 
 def test_models_are_closed(schema: dict[str, Any]) -> None:
     """Every answer model forbids keys it does not name, so an undocumented field is caught."""
-    for name in ("MatchView", "Change", "Score", "Player", "LeaderboardPage", "Error", "ServerError"):
+    names = ("MatchView", "Change", "Score", "Player", "LeaderboardPage", "Error", "ServerError")
+    feed = ("ChangesOut", "MatchChange", "VoidChange", "RerateChange", "WebhookOut", "WebhooksOut")
+    games = ("GameAccepted", "GameView", "AnalysisOut", "BadMoveOut", "ReportOut")
+    for name in (*names, *feed, *games):
         assert schema["components"]["schemas"][name]["additionalProperties"] is False
 
 
@@ -128,6 +134,32 @@ def test_real_answers_match_their_models(api: Api) -> None:
     check(models.Live, c.get("/livez"), 200)
     check(models.Health, c.get("/healthz"), 200)
     check(models.Ready, c.get("/readyz"), 200)
+
+
+def test_feed_webhook_and_game_answers_match_their_models(api: Api) -> None:
+    """The change feed, the webhook admin routes and the game routes answer their closed models."""
+    c, admin = api.client, api.headers(api.admin_key)
+    check(models.MatchView, api.post(single("m-1")), 201)
+    check(models.MatchView, api.admin("/v1/admin/matches/m-1/void", {"reason": "test"}), 200)
+    rules = REFERENCE_RULES.replace(version="2.0").to_toml()
+    check(models.Version, api.admin("/v1/admin/rules", {"rules_toml": rules}), 201)
+    page = check(feed_schemas.ChangesOut, c.get("/v1/changes"), 200)
+    assert [item["kind"] for item in page["items"]] == ["match", "void", "rerate"]
+    hook = {"url": "http://127.0.0.1:9/hook", "secret": "s" * 16, "label": "test", "after": 0}
+    made = check(feed_schemas.WebhookOut, api.admin("/v1/admin/webhooks", hook), 201)
+    check(feed_schemas.WebhooksOut, c.get("/v1/admin/webhooks", headers=admin), 200)
+    check(feed_schemas.WebhookOut, c.delete(f"/v1/admin/webhooks/{made['id']}", headers=admin), 200)
+    body = game_body("g-1", example_record())
+    check(game_schemas.GameAccepted, _post_game(api, body), 202)
+    check(game_schemas.GameView, c.get("/v1/games/g-1"), 200)
+    assert GameWorker(c.app.state.ledger).drain() == 1
+    check(game_schemas.GameAccepted, _post_game(api, body), 200)
+    applied = check(game_schemas.GameView, c.get("/v1/games/g-1", params={"lang": "it"}), 200)
+    assert applied["status"] == "applied" and applied["analysis"]["bad_moves"]
+
+
+def _post_game(api: Api, body: dict[str, Any]) -> Any:
+    return api.client.post("/v1/games", json=body, headers=api.headers(api.write_key))
 
 
 def test_real_error_answers_match_their_models(api: Api) -> None:

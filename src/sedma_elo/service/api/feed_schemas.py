@@ -1,7 +1,8 @@
 """The documented shapes of the change feed and of the webhook admin routes (pydantic models).
 
 The routes answer pre-built JSON text (the feed's items are stored as text); these models are what
-``/openapi.json`` shows, and what the tests check the answers against.
+``/openapi.json`` shows, and what the tests check the answers against. The answers' models are
+closed (:class:`~.responses.Answer`), as every other answer's.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..webhooks.subscriptions import MAX_SECRET, MAX_URL
+from .responses import Answer
 from .schemas import NO_CONTROL_CHARS
 
 __all__ = [
@@ -26,7 +28,7 @@ __all__ = [
 ]
 
 
-class PlayerChange(BaseModel):
+class PlayerChange(Answer):
     """One player's rating before and after (null after: no rated match left, after a void)."""
 
     player_id: str
@@ -35,7 +37,7 @@ class PlayerChange(BaseModel):
     delta: int | None
 
 
-class MatchChange(BaseModel):
+class MatchChange(Answer):
     """A match was applied: each of its players' rating before and after it."""
 
     sequence: int = Field(description="position in the feed (the cursor; dense, in commit order)")
@@ -48,7 +50,7 @@ class MatchChange(BaseModel):
     created_at: str
 
 
-class VoidChange(BaseModel):
+class VoidChange(Answer):
     """A match was voided: every player whose current rating changed with it (the voided match's
     players and everyone rated after them)."""
 
@@ -63,7 +65,7 @@ class VoidChange(BaseModel):
     created_at: str
 
 
-class RerateChange(BaseModel):
+class RerateChange(Answer):
     """Another ratings version became the active one: every rating may have changed."""
 
     sequence: int
@@ -78,7 +80,7 @@ class RerateChange(BaseModel):
 ChangeItem = Annotated[MatchChange | VoidChange | RerateChange, Field(discriminator="kind")]
 
 
-class ChangesOut(BaseModel):
+class ChangesOut(Answer):
     """A page of the change feed."""
 
     items: list[ChangeItem]
@@ -103,7 +105,7 @@ class WebhookIn(BaseModel):
     )
 
 
-class WebhookOut(BaseModel):
+class WebhookOut(Answer):
     """A subscription (never its secret) and its delivery state."""
 
     id: int
@@ -117,7 +119,7 @@ class WebhookOut(BaseModel):
     last_error: str | None
 
 
-class WebhooksOut(BaseModel):
+class WebhooksOut(Answer):
     """Every subscription."""
 
     items: list[WebhookOut]

@@ -1,21 +1,24 @@
 """The response models of ``POST /v1/games`` and ``GET /v1/games/{match_id}`` (what OpenAPI documents).
 
 The analysis is :meth:`~sedma_elo.game.analysis.MatchAnalysis.to_dict`, the same JSON as
-``sedma-elo analyze GAME --json --details``.
+``sedma-elo analyze GAME --json --details``. The models are closed (:class:`~.responses.Answer`),
+as every answer's: an analysis key they do not name is refused, not passed through unseen.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from .responses import Answer
 
 __all__ = ["AnalysisOut", "BadMoveOut", "GameAccepted", "GameView", "ReportOut", "RoundOut", "StatsOut"]
 
 Status = Literal["queued", "analysing", "applied", "failed"]
 
 
-class StatsOut(BaseModel):
+class StatsOut(Answer):
     """The four counts the rating takes for one player."""
 
     bad_moves: int
@@ -24,10 +27,8 @@ class StatsOut(BaseModel):
     won_by_4_and_last: int
 
 
-class BadMoveOut(BaseModel):
+class BadMoveOut(Answer):
     """One bad move: ``round`` and ``move`` count from 1, as in the record's error messages."""
-
-    model_config = ConfigDict(extra="allow")
 
     round: int
     move: int
@@ -46,7 +47,7 @@ class BadMoveOut(BaseModel):
     method: str = Field(description="`exact`, `all deals` or `sampled`")
 
 
-class ReportOut(BaseModel):
+class ReportOut(Answer):
     """One player's rounds won, rating statistics and bad moves."""
 
     player: str
@@ -56,7 +57,7 @@ class ReportOut(BaseModel):
     bad_moves: list[BadMoveOut]
 
 
-class RoundOut(BaseModel):
+class RoundOut(Answer):
     """One round: points and tricks of side a and side b, who took the last trick, winner and kind."""
 
     round: int
@@ -67,10 +68,8 @@ class RoundOut(BaseModel):
     kind: str
 
 
-class AnalysisOut(BaseModel):
+class AnalysisOut(Answer):
     """The analysis of a game record (``sedma-elo analyze --json --details``)."""
-
-    model_config = ConfigDict(extra="allow")
 
     match_id: str | None
     played_at: str | None
@@ -84,7 +83,7 @@ class AnalysisOut(BaseModel):
     bad_moves: list[BadMoveOut]
 
 
-class GameAccepted(BaseModel):
+class GameAccepted(Answer):
     """The answer to a posted game: its status and where to follow it."""
 
     match_id: str
@@ -92,7 +91,7 @@ class GameAccepted(BaseModel):
     status_url: str
 
 
-class GameView(BaseModel):
+class GameView(Answer):
     """A posted game: status, record, analysis and, once applied, the match's rating changes."""
 
     match_id: str

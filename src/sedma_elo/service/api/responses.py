@@ -26,6 +26,7 @@ from ..auth.keys import Scope
 __all__ = [
     "AUTH_ERRORS",
     "BODY_ERRORS",
+    "Answer",
     "Bonus",
     "Bonuses",
     "Change",
@@ -61,20 +62,22 @@ __all__ = [
 ]
 
 
-class _Answer(BaseModel):
+class Answer(BaseModel):
+    """A documented answer: closed, so a key the model does not name is refused."""
+
     model_config = ConfigDict(extra="forbid")
 
 
 # --- errors -----------------------------------------------------------------------------------
 
 
-class Error(_Answer):
+class Error(Answer):
     """An error answer (400, 401, 403, 404, 409, 413, 415, 429, 503): what went wrong, in words."""
 
     detail: str
 
 
-class FieldError(_Answer):
+class FieldError(Answer):
     """One refused field: where it is (``["body", "player_b"]``, ``["query", "limit"]``) and why."""
 
     loc: list[str | int]
@@ -82,13 +85,13 @@ class FieldError(_Answer):
     type: str
 
 
-class ValidationErrors(_Answer):
+class ValidationErrors(Answer):
     """The 422 answer: every refused field of the request."""
 
     detail: list[FieldError]
 
 
-class ServerError(_Answer):
+class ServerError(Answer):
     """The 500 answer to an unexpected error; quote ``request_id`` (also ``X-Request-ID``) to report it."""
 
     detail: str
@@ -144,7 +147,7 @@ def errors(*codes: int, notes: Mapping[int, str] | None = None) -> dict[int | st
 # --- matches ----------------------------------------------------------------------------------
 
 
-class Stats(_Answer):
+class Stats(Answer):
     """One player's counts in the match as stored (every count present)."""
 
     bad_moves: int
@@ -153,7 +156,7 @@ class Stats(_Answer):
     won_by_4_and_last: int
 
 
-class SingleMatch(_Answer):
+class SingleMatch(Answer):
     """A one-against-one match as stored: the posted body with defaults filled in, times in UTC."""
 
     match_id: str
@@ -164,7 +167,7 @@ class SingleMatch(_Answer):
     stats: dict[str, Stats] = Field(description="keyed by side, `a` and `b`")
 
 
-class TeamMatch(_Answer):
+class TeamMatch(Answer):
     """A two-against-two match as stored: the posted body with defaults filled in, times in UTC."""
 
     match_id: str
@@ -175,7 +178,7 @@ class TeamMatch(_Answer):
     stats: dict[str, Stats] = Field(description="keyed by player id, every player of the match")
 
 
-class VersionRef(_Answer):
+class VersionRef(Answer):
     """The ratings version a match's changes were computed in."""
 
     id: int
@@ -183,7 +186,7 @@ class VersionRef(_Answer):
     rules: str
 
 
-class Bonus(_Answer):
+class Bonus(Answer):
     """One bonus kind: ``value = min(count * per_round, cap)``."""
 
     count: int
@@ -194,7 +197,7 @@ class Bonus(_Answer):
     capped: bool
 
 
-class Bonuses(_Answer):
+class Bonuses(Answer):
     """The three bonus kinds of one player's score."""
 
     won_by_16: Bonus
@@ -202,7 +205,7 @@ class Bonuses(_Answer):
     won_by_4_and_last: Bonus
 
 
-class Malus(_Answer):
+class Malus(Answer):
     """The bad-move malus: ``value = min(count * per_bad_move, cap)``, subtracted from the score."""
 
     count: int
@@ -213,7 +216,7 @@ class Malus(_Answer):
     capped: bool
 
 
-class Score(_Answer):
+class Score(Answer):
     """How the player's adjusted score was formed: ``clamp(base + bonus_scaled - malus.value)``."""
 
     base: float
@@ -230,7 +233,7 @@ class Score(_Answer):
     malus_erased: float
 
 
-class Change(_Answer):
+class Change(Answer):
     """One player's explained rating change: ``change = k * (score.adjusted - expected)``."""
 
     player_id: str
@@ -255,7 +258,7 @@ class Change(_Answer):
     explanation: list[str] = Field(description="the change in plain words (in the asked language)")
 
 
-class MatchView(_Answer):
+class MatchView(Answer):
     """A match in the ledger: its sequence, the version, and every player's explained change."""
 
     match_id: str
@@ -271,7 +274,7 @@ class MatchView(_Answer):
 # --- players and leaderboard ------------------------------------------------------------------
 
 
-class Player(_Answer):
+class Player(Answer):
     """A player's standing in a ratings version."""
 
     player_id: str
@@ -282,7 +285,7 @@ class Player(_Answer):
     provisional: bool
 
 
-class PlayerSummary(_Answer):
+class PlayerSummary(Answer):
     """A player found by a prefix search."""
 
     player_id: str
@@ -290,13 +293,13 @@ class PlayerSummary(_Answer):
     matches_played: int
 
 
-class PlayerList(_Answer):
+class PlayerList(Answer):
     """Players by id."""
 
     items: list[PlayerSummary]
 
 
-class HistoryItem(_Answer):
+class HistoryItem(Answer):
     """A player's rating before and after one match."""
 
     sequence: int
@@ -307,7 +310,7 @@ class HistoryItem(_Answer):
     delta: int
 
 
-class HistoryPage(_Answer):
+class HistoryPage(Answer):
     """One page of a player's history; ``next_cursor`` is null on the last page."""
 
     player_id: str
@@ -315,13 +318,13 @@ class HistoryPage(_Answer):
     next_cursor: str | None
 
 
-class RecentChanges(_Answer):
+class RecentChanges(Answer):
     """Each asked player's newest changes (newest first), keyed by player id."""
 
     items: dict[str, list[HistoryItem]]
 
 
-class LeaderboardRow(_Answer):
+class LeaderboardRow(Answer):
     """A player's rank and rating."""
 
     rank: int
@@ -330,7 +333,7 @@ class LeaderboardRow(_Answer):
     matches_played: int
 
 
-class LeaderboardPage(_Answer):
+class LeaderboardPage(Answer):
     """One page of the leaderboard; ``next_cursor`` is null on the last page."""
 
     items: list[LeaderboardRow]
@@ -341,7 +344,7 @@ class LeaderboardPage(_Answer):
 # --- versions and keys ------------------------------------------------------------------------
 
 
-class Version(_Answer):
+class Version(Answer):
     """A ratings version: the rules its ratings were computed with."""
 
     id: int
@@ -351,13 +354,13 @@ class Version(_Answer):
     created_at: datetime
 
 
-class VersionList(_Answer):
+class VersionList(Answer):
     """Every ratings version."""
 
     items: list[Version]
 
 
-class Key(_Answer):
+class Key(Answer):
     """An API key, without its secret."""
 
     id: int
@@ -374,7 +377,7 @@ class NewKey(Key):
     key: str
 
 
-class KeyList(_Answer):
+class KeyList(Answer):
     """Every API key, without secrets."""
 
     items: list[Key]
@@ -383,27 +386,27 @@ class KeyList(_Answer):
 # --- probes -----------------------------------------------------------------------------------
 
 
-class Live(_Answer):
+class Live(Answer):
     """The process answers HTTP."""
 
     status: Literal["ok"]
 
 
-class Health(_Answer):
+class Health(Answer):
     """The database answers; ``ledger_size`` counts the matches (voided ones included)."""
 
     status: Literal["ok"]
     ledger_size: int
 
 
-class Ready(_Answer):
+class Ready(Answer):
     """The database answers queries."""
 
     status: Literal["ready"]
     database: str
 
 
-class NotReady(_Answer):
+class NotReady(Answer):
     """The database cannot be reached: take the process out of the load balancer."""
 
     status: Literal["not ready"]

@@ -14,24 +14,20 @@ from ..deps import AdminKey, DatabaseDep, GuardDep, LedgerDep, MatchId, VersionI
 from ..responses import AUTH_ERRORS, BODY_ERRORS, Key, KeyList, MatchView, NewKey, Version, errors
 from ..schemas import KeyIn, RulesIn, VoidIn, json_response
 
-__all__ = ["ADMIN_RESPONSES", "router"]
+__all__ = ["admin_errors", "router"]
 
 router = APIRouter(tags=["admin"], route_class=CheckedJsonRoute)
 
 
-def _errors(*codes: int, notes: dict[int, str] | None = None) -> dict[int | str, dict[str, Any]]:
-    """The error answers of an admin route: those of every keyed route, and ``codes``."""
+def admin_errors(*codes: int, notes: dict[int, str] | None = None) -> dict[int | str, dict[str, Any]]:
+    """The error answers of an admin route (of any admin area): those of every keyed route, and ``codes``."""
     return errors(*AUTH_ERRORS, *codes, notes={403: "a key without the admin scope", **(notes or {})})
-
-
-#: What every admin route may answer besides its own responses (for routers of other admin areas).
-ADMIN_RESPONSES: dict[int | str, dict[str, Any]] = _errors(*BODY_ERRORS)
 
 
 @router.post(
     "/v1/admin/matches/{match_id}/void",
     response_model=MatchView,
-    responses=_errors(*BODY_ERRORS, 404, notes={404: "unknown match"}),
+    responses=admin_errors(*BODY_ERRORS, 404, notes={404: "unknown match"}),
 )
 def void_match(match_id: MatchId, body: VoidIn, _key: AdminKey, ledger: LedgerDep) -> Response:
     """Void a match: its effects and everything after it are recomputed from the ledger."""
@@ -42,7 +38,9 @@ def void_match(match_id: MatchId, body: VoidIn, _key: AdminKey, ledger: LedgerDe
     "/v1/admin/rules",
     status_code=201,
     response_model=Version,
-    responses=_errors(*BODY_ERRORS, notes={422: "invalid body or rules; `detail[].loc` names the field"}),
+    responses=admin_errors(
+        *BODY_ERRORS, notes={422: "invalid body or rules; `detail[].loc` names the field"}
+    ),
 )
 def load_rules(body: RulesIn, _key: AdminKey, ledger: LedgerDep) -> Response:
     """Re-rate the whole ledger under new rules into a new version (activated unless told not to)."""
@@ -53,28 +51,30 @@ def load_rules(body: RulesIn, _key: AdminKey, ledger: LedgerDep) -> Response:
 @router.post(
     "/v1/admin/versions/{version_id}/activate",
     response_model=Version,
-    responses=_errors(404, 422, notes={404: "unknown version"}),
+    responses=admin_errors(404, 422, notes={404: "unknown version"}),
 )
 def activate_version(version_id: VersionId, _key: AdminKey, ledger: LedgerDep) -> Response:
     """Switch the active ratings version atomically (the previous one stays readable)."""
     return json_response(ledger.activate(version_id).to_dict())
 
 
-@router.post("/v1/admin/keys", status_code=201, response_model=NewKey, responses=_errors(*BODY_ERRORS))
+@router.post("/v1/admin/keys", status_code=201, response_model=NewKey, responses=admin_errors(*BODY_ERRORS))
 def create_key(body: KeyIn, _key: AdminKey, db: DatabaseDep) -> Response:
     """Create an API key; the answer is the only time its secret is shown."""
     secret, info = keys.create_key(db, body.scope, body.label)
     return json_response({**info.to_dict(), "key": secret}, 201)
 
 
-@router.get("/v1/admin/keys", response_model=KeyList, responses=_errors())
+@router.get("/v1/admin/keys", response_model=KeyList, responses=admin_errors())
 def list_keys(_key: AdminKey, db: DatabaseDep) -> Response:
     """Every key (without secrets)."""
     return json_response({"items": [k.to_dict() for k in keys.list_keys(db)]})
 
 
 @router.delete(
-    "/v1/admin/keys/{key_id}", response_model=Key, responses=_errors(404, 422, notes={404: "unknown key"})
+    "/v1/admin/keys/{key_id}",
+    response_model=Key,
+    responses=admin_errors(404, 422, notes={404: "unknown key"}),
 )
 def revoke_key(key_id: VersionId, _key: AdminKey, db: DatabaseDep, guard: GuardDep) -> Response:
     """Revoke a key (this process forgets it at once; others within ``key_cache_seconds``)."""

@@ -11,6 +11,7 @@ from fastapi.responses import Response, StreamingResponse
 from ...ledger.feed import FEED_PAGE
 from ..deps import LedgerDep
 from ..feed_schemas import ChangesOut
+from ..responses import errors
 
 __all__ = ["NDJSON", "router"]
 
@@ -26,12 +27,13 @@ def _lines(items: Iterator[str]) -> Iterator[str]:
 
 @router.get(
     "/v1/changes",
+    response_model=ChangesOut,
     responses={
         200: {
-            "model": ChangesOut,
             "description": f"a page (JSON), or with `Accept: {NDJSON}` one item per line through the end",
             "content": {NDJSON: {"schema": {"type": "string"}}},
-        }
+        },
+        **errors(422, notes={422: "a bad `after` or `limit` (over 500 for a page)"}),
     },
 )
 def get_changes(

@@ -13,6 +13,7 @@ from ...games import GameIn, GameRow, GameStore, check_game
 from ..bodies import CheckedJsonRoute
 from ..deps import DatabaseDep, GamesKey, LedgerDep, MatchId
 from ..game_schemas import AnalysisOut, GameAccepted, GameView
+from ..responses import AUTH_ERRORS, BODY_ERRORS, errors
 
 __all__ = ["router", "status_url"]
 
@@ -27,17 +28,22 @@ def status_url(match_id: str) -> str:
 @router.post(
     "/v1/games",
     status_code=202,
+    response_model=GameAccepted,
     responses={
-        200: {"description": "the same match_id and body again, and the game is finished: its status"},
-        401: {"description": "no key or an unknown key"},
-        403: {"description": "a key without the games, write or admin scope"},
-        409: {"description": "the match_id was used for a different game, or for a match with statistics"},
-        413: {"description": "request body too large"},
-        415: {"description": "the body is not JSON"},
-        422: {
-            "description": "invalid body; `detail[].loc` names the field, e.g. `record.rounds[1].moves[17]`"
+        200: {
+            "model": GameAccepted,
+            "description": "the same match_id and body again, and the game is finished: its status",
         },
-        429: {"description": "rate limit of this key exceeded"},
+        **errors(
+            *AUTH_ERRORS,
+            *BODY_ERRORS,
+            409,
+            notes={
+                403: "a key without the games, write or admin scope",
+                409: "the match_id was used for a different game, or for a match with statistics",
+                422: "invalid body; `detail[].loc` names the field, e.g. `record.rounds[1].moves[17]`",
+            },
+        ),
     },
 )
 def post_game(payload: GameIn, _key: GamesKey, db: DatabaseDep, response: Response) -> GameAccepted:
@@ -56,7 +62,11 @@ def post_game(payload: GameIn, _key: GamesKey, db: DatabaseDep, response: Respon
     return GameAccepted(match_id=game.match_id, status=game.status, status_url=url)
 
 
-@router.get("/v1/games/{match_id}", responses={404: {"description": "unknown game"}})
+@router.get(
+    "/v1/games/{match_id}",
+    response_model=GameView,
+    responses=errors(404, 422, notes={404: "unknown game"}),
+)
 def get_game(
     match_id: MatchId,
     db: DatabaseDep,

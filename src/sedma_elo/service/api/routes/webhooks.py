@@ -9,18 +9,22 @@ from ...webhooks import create_subscription, delete_subscription, list_subscript
 from ..bodies import CheckedJsonRoute
 from ..deps import AdminKey, DatabaseDep, VersionId
 from ..feed_schemas import WebhookIn, WebhookOut, WebhooksOut
+from ..responses import BODY_ERRORS
 from ..schemas import json_response
-from .admin import ADMIN_RESPONSES
+from .admin import admin_errors
 
 __all__ = ["router"]
 
-router = APIRouter(tags=["admin"], route_class=CheckedJsonRoute, responses=ADMIN_RESPONSES)
+router = APIRouter(tags=["admin"], route_class=CheckedJsonRoute)
 
 
 @router.post(
     "/v1/admin/webhooks",
     status_code=201,
-    responses={201: {"model": WebhookOut}, 422: {"description": "a bad URL (not http or https), secret..."}},
+    response_model=WebhookOut,
+    responses=admin_errors(
+        *BODY_ERRORS, notes={422: "a bad URL (not http or https), secret...; `detail[].loc`"}
+    ),
 )
 def create_webhook(body: WebhookIn, _key: AdminKey, db: DatabaseDep) -> Response:
     """Register a URL to receive every change-feed item after ``after`` (default: from now on).
@@ -32,7 +36,7 @@ def create_webhook(body: WebhookIn, _key: AdminKey, db: DatabaseDep) -> Response
     return json_response(sub.to_dict(), 201)
 
 
-@router.get("/v1/admin/webhooks", responses={200: {"model": WebhooksOut}})
+@router.get("/v1/admin/webhooks", response_model=WebhooksOut, responses=admin_errors())
 def list_webhooks(_key: AdminKey, db: DatabaseDep) -> Response:
     """Every subscription with its delivery state (cursor, backlog, failures), without secrets."""
     return json_response({"items": [s.to_dict() for s in list_subscriptions(db)]})
@@ -40,7 +44,8 @@ def list_webhooks(_key: AdminKey, db: DatabaseDep) -> Response:
 
 @router.delete(
     "/v1/admin/webhooks/{webhook_id}",
-    responses={200: {"model": WebhookOut}, 404: {"description": "unknown subscription"}},
+    response_model=WebhookOut,
+    responses=admin_errors(404, 422, notes={404: "unknown subscription"}),
 )
 def delete_webhook(webhook_id: VersionId, _key: AdminKey, db: DatabaseDep) -> Response:
     """Delete a subscription (nothing more is sent to it after the delivery under way)."""
