@@ -104,6 +104,11 @@ def run(name: str, target: Target, keep: bool) -> tuple[int, int, list[str]]:
     # CI=true: derandomized hypothesis, so a verdict is repeatable. PYTHONPATH: mutmut runs the tests
     # in mutants/, and its src/ must win over the editable install's path to the real src/.
     env = {**os.environ, "CI": "true", "PYTHONPATH": "src"}
+    # The copy lives in the temp directory, away from the shared data the tests find beside the
+    # repository (tests/needs.py); under CI=true a test that misses it fails.
+    shared = next((f / "shared" for f in ROOT.parents if (f / "shared").is_dir()), None)
+    if shared is not None:
+        env.setdefault("SEDMA_SHARED_DIR", str(shared))
     try:
         subprocess.run(
             ["nice", "-n", "10", mutmut, "run", "--max-children", "1", *names], cwd=work, env=env, check=False
