@@ -27,7 +27,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-_CANDIDATES = (ROOT.parent / "shared/data", Path("/work/shared/data"))
+# The project's shared data: $SEDMA_DATA_DIR, $SEDMA_SHARED_DIR/data, else the first shared/data beside
+# the repository or beside one of its parent folders (a worktree), as the tests find it (tests/needs.py).
+_CANDIDATES = [
+    *([Path(os.environ["SEDMA_DATA_DIR"])] if os.environ.get("SEDMA_DATA_DIR") else []),
+    *([Path(os.environ["SEDMA_SHARED_DIR"]) / "data"] if os.environ.get("SEDMA_SHARED_DIR") else []),
+    *(folder / "shared" / "data" for folder in ROOT.parents),
+]
 DEFAULT_HISTORY = next(
     (
         folder / "atp_1991_2017.csv.gz"
@@ -117,6 +123,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="timed runs each (default 5)")
     parser.add_argument("--history", type=Path, default=DEFAULT_HISTORY, help="history file")
     args = parser.parse_args()
+    if not args.history.is_file():
+        parser.error(f"history file {args.history} not found (pass --history, or set SEDMA_DATA_DIR)")
     runs = 1 if args.quick else args.runs
     exe = shutil.which("sedma-elo", path=str(Path(sys.executable).parent)) or "sedma-elo"
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,17 +1,24 @@
-"""What some tests need from the machine (Mono, Chromium, PostgreSQL), checked one way.
+"""What some tests need from the machine (Mono, Chromium, PostgreSQL, the shared data), checked one way.
 
 A missing tool fails the test under ``CI=true`` (``make test`` installs Mono and Chromium, and CI
-provides PostgreSQL, so missing there is a broken setup) and skips it elsewhere, with the reason.
+provides PostgreSQL and the project's shared folder, so missing there is a broken setup) and skips it
+elsewhere, with the reason.
 """
 
 from __future__ import annotations
 
 import os
 from functools import cache
+from pathlib import Path
 from typing import NoReturn
 
 import psycopg
 import pytest
+
+_REPO = Path(__file__).resolve().parents[1]
+
+#: The ATP history file of the shared data folder.
+ATP_FILE = "atp_1991_2017.csv.gz"
 
 #: The machine's PostgreSQL (trust auth), used only to create and drop test databases.
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
@@ -43,3 +50,32 @@ def require_postgres() -> None:
     problem = _postgres_problem()
     if problem is not None:
         unavailable(problem)
+
+
+def shared(sub: str) -> Path | None:
+    """The project's shared folder ``sub`` (seeds, golden, data): ``$SEDMA_SHARED_DIR/<sub>``, else the
+    first ``shared/<sub>`` beside the repository or beside one of its parent folders (a worktree).
+    ``data`` may also be given on its own as ``$SEDMA_DATA_DIR``. None when there is none."""
+    candidates = []
+    if sub == "data" and os.environ.get("SEDMA_DATA_DIR"):
+        candidates.append(Path(os.environ["SEDMA_DATA_DIR"]))
+    if os.environ.get("SEDMA_SHARED_DIR"):
+        candidates.append(Path(os.environ["SEDMA_SHARED_DIR"]) / sub)
+    candidates += [folder / "shared" / sub for folder in _REPO.parents]
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+def require_shared(sub: str) -> Path:
+    """The shared folder ``sub``; fail (CI) or skip the test when it is not found."""
+    folder = shared(sub)
+    if folder is None:
+        unavailable(f"the shared folder shared/{sub} is not beside the repository (set SEDMA_SHARED_DIR)")
+    return folder
+
+
+def require_atp() -> Path:
+    """The shared ATP history file; fail (CI) or skip the test when it is not found."""
+    path = require_shared("data") / ATP_FILE
+    if not path.is_file():
+        unavailable(f"{ATP_FILE} is not in {path.parent} (set SEDMA_DATA_DIR or SEDMA_SHARED_DIR)")
+    return path

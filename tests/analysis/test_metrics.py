@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sedma_elo.analysis.metrics import (
+    Split,
     calibration_table,
     chronological_split,
     paired_bootstrap,
@@ -91,6 +92,64 @@ def test_split_bad_fraction() -> None:
     """A test fraction of 1 is refused, naming the field."""
     with pytest.raises(ValidationError, match="test_fraction"):
         chronological_split(100, 1.0)
+
+
+def test_split_windows_are_the_nearest_whole_numbers_of_matches() -> None:
+    """100 matches at 25.7% and 12.3%: a test window of 26 and a validation window of 12 before it."""
+    assert chronological_split(100, 0.257, 0.123) == Split(100, 62, 74)
+
+
+def test_split_without_validation_window() -> None:
+    """A validation fraction of 0 is allowed: no validation window, the test window right after warm-up."""
+    assert chronological_split(10, 0.3, 0.0) == Split(10, 7, 7)
+
+
+def test_split_of_one_match_per_window_is_allowed() -> None:
+    """Three matches can hold one warm-up, one validation and one test match."""
+    assert chronological_split(3, 0.34, 0.33) == Split(3, 1, 2)
+
+
+@pytest.mark.parametrize("fraction", [0.0, -0.1, 1.0, 1.5])
+def test_split_refuses_a_test_fraction_outside_the_open_unit_interval(fraction: float) -> None:
+    """A test fraction of 0, below 0, 1 or above is refused on the field test_fraction, saying (0, 1)."""
+    with pytest.raises(ValidationError) as caught:
+        chronological_split(100, fraction, 0.0)
+    assert caught.value.field == "test_fraction"
+    assert f"(0, 1), got {fraction}" in caught.value.reason
+
+
+@pytest.mark.parametrize("fraction", [-0.1, 1.0, 1.5])
+def test_split_refuses_a_validation_fraction_outside_zero_to_one(fraction: float) -> None:
+    """A validation fraction below 0, of 1 or above is refused on the field valid_fraction, saying [0, 1)."""
+    with pytest.raises(ValidationError) as caught:
+        chronological_split(100, 0.3, fraction)
+    assert caught.value.field == "valid_fraction"
+    assert f"[0, 1), got {fraction}" in caught.value.reason
+
+
+@pytest.mark.parametrize(("test", "valid"), [(0.6, 0.4), (0.5, 0.5), (0.7, 0.5)])
+def test_split_refuses_fractions_that_leave_no_warm_up(test: float, valid: float) -> None:
+    """Test and validation fractions adding up to 1 or more are refused on valid_fraction, giving the sum."""
+    with pytest.raises(ValidationError) as caught:
+        chronological_split(5, test, valid)
+    assert caught.value.field == "valid_fraction"
+    assert caught.value.reason.startswith("test_fraction + valid_fraction must be below 1")
+    assert caught.value.reason.endswith(f"got {test + valid}")
+
+
+@pytest.mark.parametrize(
+    ("test", "valid", "windows"),
+    [(0.3, 0.2, "a 30% test window and a 20% validation window"), (0.2, 0.0, "a 20% test window")],
+)
+def test_split_too_short_names_the_windows_asked_for(test: float, valid: float, windows: str) -> None:
+    """Two matches are refused on the field history, naming the windows asked for and the warm-up."""
+    with pytest.raises(ValidationError) as caught:
+        chronological_split(2, test, valid)
+    assert caught.value.field == "history"
+    assert caught.value.reason == (
+        f"2 matches are too few for {windows}"
+        " with at least one match in each and one warm-up match before them"
+    )
 
 
 @given(st.integers(min_value=10, max_value=10**7), st.floats(0.05, 0.5), st.floats(0.0, 0.4))

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from needs import require_atp
 from sedma_elo import REFERENCE_RULES, HistoryError, Match, PlayerStats, ValidationError, rate
 from sedma_elo.batch.history import HistoryArrays, load_history, write_matches
 from sedma_elo.batch.replay import replay, replay_python
-
-_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _atp_path() -> Path:
-    """The shared ATP file (beside the repository, or SEDMA_DATA_DIR); skip the test when absent."""
-    folders = [os.environ.get("SEDMA_DATA_DIR", ""), _ROOT.parent / "shared" / "data", "/work/shared/data"]
-    for folder in folders:
-        if folder and (Path(folder) / "atp_1991_2017.csv.gz").is_file():
-            return Path(folder) / "atp_1991_2017.csv.gz"
-    pytest.skip("atp_1991_2017.csv.gz not found (set SEDMA_DATA_DIR)")
 
 
 def _history(n: int = 300, seed: int = 1) -> list[Match]:
@@ -135,7 +124,7 @@ def test_progress_reaches_the_total() -> None:
 @pytest.fixture(scope="module")
 def atp() -> tuple[HistoryArrays, list[HistoryError]]:
     """The ATP history, read once for this module (bad rows skipped and returned)."""
-    return load_history(_atp_path(), skip_bad=True)
+    return load_history(require_atp(), skip_bad=True)
 
 
 def test_atp_file_has_four_self_play_rows(atp: tuple[HistoryArrays, list[HistoryError]]) -> None:

@@ -104,10 +104,12 @@ def test_fast_path_uses_the_k_of_each_tier_edge(rating: int, k: int) -> None:
 @pytest.mark.parametrize("player", ["alice", "bob"])
 @pytest.mark.parametrize("bad", [1000.0, True, MAX_RATING + 1, MIN_RATING - 1, "1000"])
 def test_fast_path_refuses_a_rating_that_is_not_an_int_in_range(player: str, bad: object) -> None:
-    """A float, bool, text or out-of-range rating of either player is refused, naming the field."""
+    """A float, bool, text or out-of-range rating of either player is refused, naming the field and value."""
     ratings: dict[str, object] = {"alice": 1000, "bob": 1000, player: bad}
-    with pytest.raises(ValidationError, match=f"ratings.{player}"):
+    with pytest.raises(ValidationError) as caught:
         rate(Match.single("alice", "bob", "a"), ratings)  # type: ignore[arg-type]
+    assert caught.value.field == f"ratings.{player}"
+    assert caught.value.reason.endswith(repr(bad))
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
@@ -118,3 +120,26 @@ def test_fast_path_checks_games_played_of_each_player(bad: object) -> None:
     assert ok.new_ratings == {"alice": 1020, "bob": 980}
     with pytest.raises(ValidationError, match=r"games_played\.bob"):
         rate(match, {"alice": 1000, "bob": 1000}, games_played={"alice": 3, "bob": bad})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("given", [{}, {"alice": PlayerStats()}, {"bob": PlayerStats()}])
+def test_fast_path_counts_a_player_without_stats_as_all_zero(given: dict[str, PlayerStats]) -> None:
+    """A Match built without a player's stats entry rates as all counts 0: 1000 vs 1000, K 40, 1000 +- 20."""
+    match = Match(("alice",), ("bob",), "a", given)
+    assert rate(match, {"alice": 1000, "bob": 1000}).new_ratings == {"alice": 1020, "bob": 980}
+
+
+def test_fast_path_counts_a_player_missing_from_games_played_as_zero() -> None:
+    """games_played without bob: he has played 0 games (rate()'s contract), alice keeps her 3."""
+    result = rate(Match.single("alice", "bob", "a"), {"alice": 1000, "bob": 1000}, games_played={"alice": 3})
+    assert result.new_ratings == {"alice": 1020, "bob": 980}
+    assert (result["alice"].games_played, result["bob"].games_played) == (3, 0)
+
+
+def test_fast_path_result_names_the_rules_used() -> None:
+    """A one-against-one result carries the label name@version of the rules it was rated under."""
+    rules = ODD_K.replace(name="club-rules", version="7")
+    assert (
+        rate(Match.single("alice", "bob", "a"), {"alice": 1000, "bob": 1000}, rules).rules_label
+        == "club-rules@7"
+    )

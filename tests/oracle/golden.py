@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 
 from sedma_elo import MAX_RATING, MIN_RATING, REFERENCE_RULES, KTier, Rules
@@ -12,16 +11,6 @@ from sedma_elo.batch.history import COUNT_COLUMNS
 from .csharp import ODD_K, Case
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-_REPO = Path(__file__).resolve().parents[2]
-
-
-def shared(sub: str) -> Path | None:
-    """The project's shared folder ``sub`` (seeds, golden, data): ``$SEDMA_SHARED_DIR/<sub>``, else the
-    first ``shared/<sub>`` beside the repository or beside one of its parent folders (a worktree)."""
-    given = os.environ.get("SEDMA_SHARED_DIR")
-    candidates = [Path(given) / sub] if given else []
-    candidates += [folder / "shared" / sub for folder in _REPO.parents]
-    return next((c for c in candidates if c.is_dir()), None)
 
 
 #: The C# method's parameters in order: ratings, winner, then the counts in the history files' order.

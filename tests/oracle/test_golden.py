@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from needs import require_shared
 from sedma_elo.core.compat import calculate_new_ratings
 
 from . import csharp
 from .cases import rate_case
-from .golden import GOLDEN, RULES, case, read, result, shared, within_range
+from .golden import GOLDEN, RULES, case, read, result, within_range
 from .kernel_pairs import kernel_rate_many
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,17 +110,13 @@ def test_compiled_method_reproduces_the_golden_file(name: str) -> None:
 
 def test_reference_vectors_equal_the_shared_copy() -> None:
     """tests/golden/reference_vectors.csv is byte for byte the shared reference vectors."""
-    folder = shared("golden")
-    if folder is None:
-        pytest.skip("shared/golden not found beside the repository (set SEDMA_SHARED_DIR)")
+    folder = require_shared("golden")
     assert (GOLDEN / "reference_vectors.csv").read_bytes() == (folder / "reference_vectors.csv").read_bytes()
 
 
 def test_seed_method_is_the_posts_text() -> None:
     """tests/oracle/seed_method.cs is what every seed post prints, byte for byte."""
-    seeds = shared("seeds")
-    if seeds is None:
-        pytest.skip("shared/seeds not found beside the repository (set SEDMA_SHARED_DIR)")
+    seeds = require_shared("seeds")
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "extract_csharp_method.py"), str(seeds), "--check"],
         capture_output=True,

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 
+from needs import require_atp
 from sedma_elo import REFERENCE_RULES, load_history, replay
 from sedma_elo.core.compat import calculate_new_ratings
 
 from . import csharp
 from .cases import random_cases, rate_case
 from .csharp import Case
-from .golden import ODD_K_RULES, shared, within_range
+from .golden import ODD_K_RULES, within_range
 from .kernel_pairs import kernel_rate_many
 
 #: Cases per run (one Mono process each); seeded, so every run checks the same cases.
@@ -63,19 +62,10 @@ def test_rate_and_kernel_equal_the_odd_k_method_on_random_cases() -> None:
     assert _mismatches(cases, kernel_rate_many(cases, ODD_K_RULES), want) == []
 
 
-def _atp() -> Path:
-    given = os.environ.get("SEDMA_DATA_DIR")
-    folder = Path(given) if given else shared("data")
-    path = folder / "atp_1991_2017.csv.gz" if folder else None
-    if path is None or not path.is_file():
-        pytest.skip("atp_1991_2017.csv.gz not found (set SEDMA_DATA_DIR)")
-    return path
-
-
 @pytest.mark.slow
 def test_atp_replay_equals_a_csharp_loop_player_for_player(oracle: csharp.Oracle) -> None:
     """The 603k ATP matches: replay()'s final rating of every player equals a C# loop over the file."""
-    path = _atp()
+    path = require_atp()
     want, left_out = oracle.replay(path, REFERENCE_RULES.initial_rating)
     history, errors = load_history(path, skip_bad=True)
     got = replay(history, method="kernel").ratings
