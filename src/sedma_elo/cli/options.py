@@ -9,7 +9,7 @@ import typer
 
 from ..errors import ValidationError
 
-__all__ = ["OutOption", "RulesOption", "SkipBad", "SkipBadRows", "one_path"]
+__all__ = ["OutOption", "ProgressOption", "RulesOption", "SkipBad", "SkipBadRows", "one_path"]
 
 #: Leave out bad rows of a history file (each reported on stderr) instead of refusing the file.
 SkipBad = Annotated[
@@ -24,6 +24,11 @@ SkipBadRows = Annotated[bool, typer.Option("--skip-bad-rows", hidden=True)]
 RulesOption = Annotated[
     Path | None,
     typer.Option("--rules", metavar="FILE", help="Rules TOML file (default: the reference rules)."),
+]
+#: Whether a long command draws a progress bar on stderr (default: only when stderr is a terminal).
+ProgressOption = Annotated[
+    bool | None,
+    typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (default: only on a terminal)."),
 ]
 #: Where a command writes its main output.
 OutOption = Annotated[Path | None, typer.Option("--out", metavar="FILE", help="The file to write.")]

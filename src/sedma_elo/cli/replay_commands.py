@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from ..core.rules import Rules, load_rules
 from ..errors import SedmaEloError
 from . import app
 from .errors import fail, user_errors
-from .options import RulesOption, SkipBad, SkipBadRows, one_path
+from .options import ProgressOption, RulesOption, SkipBad, SkipBadRows, one_path
+from .progress import ProgressBar, show_progress
 
 if TYPE_CHECKING:
     from ..batch.replay import ReplayResult
@@ -51,12 +51,7 @@ def replay_command(
     rules_file: RulesOption = None,
     skip_bad: SkipBad = False,
     skip_bad_rows: SkipBadRows = False,
-    progress: Annotated[
-        bool | None,
-        typer.Option(
-            "--progress/--no-progress", help="Show a progress bar on stderr (default: only on a terminal)."
-        ),
-    ] = None,
+    progress: ProgressOption = None,
     top: Annotated[int, typer.Option("--top", help="Players to show when no --out is given.", min=0)] = 10,
 ) -> None:
     """Replay HISTORY in file order from scratch and write the final ratings.
@@ -64,7 +59,7 @@ def replay_command(
     Invalid input (a bad row, rules file or path) prints the error, naming the field and line,
     and exits with code 2 without writing any output.
     """
-    show = sys.stderr.isatty() if progress is None else progress
+    show = show_progress(progress)
     with user_errors():
         ratings_out = one_path(("--ratings-out", ratings_out), ("--out", out), required=False)
     with user_errors(f"{rules_file}: " if rules_file else ""):
@@ -94,47 +89,12 @@ def _run(
     from ..batch.history import read_history
     from ..batch.replay import replay
 
-    with _Progress(show) as bar:
+    with ProgressBar(show) as bar:
         bar.phase(f"reading {path.name}")
         source, errors = read_history(path, skip_bad=skip_bad)
         bar.phase("replaying")
         result = replay(source, rules, record=record, progress=bar.update)
     return result, list(errors)
-
-
-class _Progress:
-    """A rich progress bar on stderr (one line a phase), or nothing."""
-
-    def __init__(self, show: bool) -> None:
-        self.show = show
-        self._bar: Progress | None = None
-        self._task: TaskID | None = None
-
-    def __enter__(self) -> _Progress:
-        if self.show:
-            self._bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-            )
-            self._bar.start()
-        return self
-
-    def phase(self, name: str) -> None:
-        if self._bar is not None:
-            if self._task is not None:
-                self._bar.update(self._task, total=1, completed=1)
-            self._task = self._bar.add_task(name, total=None)
-
-    def update(self, done: int, total: int) -> None:
-        if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, completed=done, total=total)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
 
 
 def _ratings_csv(result: ReplayResult) -> str:
