@@ -28,7 +28,9 @@ RulesOption = Annotated[
 #: Whether a long command draws a progress bar on stderr (default: only when stderr is a terminal).
 ProgressOption = Annotated[
     bool | None,
-    typer.Option("--progress/--no-progress", help="Show a progress bar on stderr (default: only on a terminal)."),
+    typer.Option(
+        "--progress/--no-progress", help="Show a progress bar on stderr (default: only on a terminal)."
+    ),
 ]
 #: Where a command writes its main output.
 OutOption = Annotated[Path | None, typer.Option("--out", metavar="FILE", help="The file to write.")]
