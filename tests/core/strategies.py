@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from sedma_elo import PlayerStats, Rules
+from sedma_elo import Match, PlayerStats, Rules
 from sedma_elo.core.coefficients import COEFFICIENTS, MAX_RATING, MIN_RATING, RELATIONS, Coefficient, by_key
 from sedma_elo.core.model import MAX_COUNT
 from sedma_elo.core.rules_toml import rules_from_mapping
@@ -81,3 +81,19 @@ def any_rules(draw: st.DrawFn) -> Rules:
 COUNTS = st.integers(0, 3) | st.sampled_from([0, MAX_COUNT])
 STATS = st.builds(PlayerStats, COUNTS, COUNTS, COUNTS, COUNTS)
 RATINGS = st.sampled_from(EDGE_RATINGS) | st.integers(MIN_RATING, MAX_RATING) | st.integers(0, 3000)
+
+#: The players of the drawn histories.
+PLAYERS = ("p0", "p1", "p2", "p3", "p4")
+WINNERS = st.sampled_from(["a", "b", "draw"])
+
+
+@st.composite
+def team_history(draw: st.DrawFn) -> list[Match]:
+    """Up to 12 matches among :data:`PLAYERS`, each one against one or two against two, draws too."""
+    out = []
+    for i in range(draw(st.integers(1, 12))):
+        size = draw(st.sampled_from([1, 2]))
+        ids = draw(st.lists(st.sampled_from(PLAYERS), min_size=2 * size, max_size=2 * size, unique=True))
+        stats = {p: draw(STATS) for p in ids}
+        out.append(Match(tuple(ids[:size]), tuple(ids[size:]), draw(WINNERS), stats, match_id=f"m{i}"))  # type: ignore[arg-type]
+    return out

@@ -19,10 +19,7 @@ from sedma_elo.batch.replay import replay
 from sedma_elo.core.coefficients import MAX_RATING, MIN_RATING
 from sedma_elo.core.fold import RatingState, fold
 
-from .strategies import EDGE_RATINGS, RATINGS, STATS, any_rules
-
-PLAYERS = ("p0", "p1", "p2", "p3", "p4")
-WINNERS = st.sampled_from(["a", "b", "draw"])
+from .strategies import EDGE_RATINGS, PLAYERS, RATINGS, STATS, WINNERS, any_rules, team_history
 
 
 @st.composite
@@ -32,18 +29,6 @@ def single_history(draw: st.DrawFn) -> list[Match]:
     for i in range(draw(st.integers(1, 30))):
         a, b = draw(st.lists(st.sampled_from(PLAYERS), min_size=2, max_size=2, unique=True))
         out.append(Match.single(a, b, draw(WINNERS), draw(STATS), draw(STATS), match_id=f"m{i}"))  # type: ignore[arg-type]
-    return out
-
-
-@st.composite
-def team_history(draw: st.DrawFn) -> list[Match]:
-    """Up to 12 matches, each one against one or two against two."""
-    out = []
-    for i in range(draw(st.integers(1, 12))):
-        size = draw(st.sampled_from([1, 2]))
-        ids = draw(st.lists(st.sampled_from(PLAYERS), min_size=2 * size, max_size=2 * size, unique=True))
-        stats = {p: draw(STATS) for p in ids}
-        out.append(Match(tuple(ids[:size]), tuple(ids[size:]), draw(WINNERS), stats, match_id=f"m{i}"))  # type: ignore[arg-type]
     return out
 
 

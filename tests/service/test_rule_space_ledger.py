@@ -16,26 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import _reset_pg
-from core.strategies import STATS, any_rules
+from core.strategies import any_rules, team_history
 from sedma_elo import Match, Rules
 from sedma_elo.core.fold import RatingState, fold
 from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database
-
-PLAYERS = ("p0", "p1", "p2", "p3", "p4")
-
-
-@st.composite
-def team_history(draw: st.DrawFn) -> list[Match]:
-    """Up to 12 matches among five players, each one against one or two against two, draws too."""
-    out = []
-    for i in range(draw(st.integers(1, 12))):
-        size = draw(st.sampled_from([1, 2]))
-        ids = draw(st.lists(st.sampled_from(PLAYERS), min_size=2 * size, max_size=2 * size, unique=True))
-        stats = {p: draw(STATS) for p in ids}
-        winner = draw(st.sampled_from(["a", "b", "draw"]))
-        out.append(Match(tuple(ids[:size]), tuple(ids[size:]), winner, stats, match_id=f"m{i}"))  # type: ignore[arg-type]
-    return out
 
 
 def _stored(ledger: Ledger, players: set[str]) -> dict[str, tuple[int, int]]:

@@ -160,3 +160,21 @@ def test_postgres_migrations_downgrade_to_base_and_upgrade_again(new_pg_database
         assert db.query("SELECT count(*) FROM pg_class WHERE relname = 'ledger_sequence'") == [(1,)]
     finally:
         db.dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_id_columns_compare_by_code_point_as_declared(new_pg_database: Any) -> None:
+    """The migrated id columns are exactly those schema.py declares with ID_TYPE, each COLLATE "C"."""
+    from sedma_elo.storage.schema import ID_TYPE, metadata
+
+    declared = {(t.name, c.name) for t in metadata.sorted_tables for c in t.columns if c.type is ID_TYPE}
+    db = open_database(new_pg_database())
+    try:
+        rows = db.query(
+            "SELECT table_name, column_name FROM information_schema.columns"
+            " WHERE table_schema = 'public' AND collation_name = 'C'"
+        )
+        assert {(t, c) for t, c in rows} == declared
+        assert ("players", "player_id") in declared and ("matches", "match_id") in declared
+    finally:
+        db.dispose()

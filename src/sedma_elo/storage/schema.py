@@ -28,6 +28,7 @@ from sqlalchemy import (
 )
 
 __all__ = [
+    "ID_TYPE",
     "LEDGER_SEQUENCE",
     "MATCH_SLOTS",
     "STAT_NAMES",
@@ -43,6 +44,11 @@ __all__ = [
     "rating_versions",
     "webhook_subscriptions",
 ]
+
+#: A player or match id column: 128 characters, compared by code point on both databases
+#: (``COLLATE "C"`` on PostgreSQL, as migration 0002 set it; SQLite compares so already), so the
+#: player search's index ranges and the ledger's order agree with SQLite's.
+ID_TYPE = String(128).with_variant(String(128, collation="C"), "postgresql")
 
 metadata = MetaData()
 
@@ -66,7 +72,7 @@ players = Table(
     "players",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("player_id", String(128), nullable=False, unique=True),
+    Column("player_id", ID_TYPE, nullable=False, unique=True),
 )
 
 #: The slots of a match's players: ``a1``/``b1`` always, ``a2``/``b2`` in a two-against-two match.
@@ -82,7 +88,7 @@ matches = Table(
     "matches",
     metadata,
     Column("sequence", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=False),
-    Column("match_id", String(128), nullable=False, unique=True),
+    Column("match_id", ID_TYPE, nullable=False, unique=True),
     Column("body_hash", LargeBinary(32), nullable=False),  # SHA-256 of the canonical body text
     Column("played_at", BigInteger, nullable=True),  # microseconds since 1970-01-01 UTC
     Column("winner", SmallInteger, nullable=False),  # 0 side a, 1 side b, 2 draw
@@ -114,7 +120,7 @@ player_ratings = Table(
     "player_ratings",
     metadata,
     Column("version_id", Integer, ForeignKey("rating_versions.id"), primary_key=True),
-    Column("player_id", String(128), primary_key=True),
+    Column("player_id", ID_TYPE, primary_key=True),
     Column("rating", Integer, nullable=False),
     Column("matches_played", Integer, nullable=False),
     Column("last_sequence", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
@@ -165,7 +171,7 @@ api_keys = Table(
 games = Table(
     "games",
     metadata,
-    Column("match_id", String(128), primary_key=True),
+    Column("match_id", ID_TYPE, primary_key=True),
     Column("body", Text, nullable=False),  # canonical JSON of the request (the record normalised)
     Column("body_hash", String(64), nullable=False),  # SHA-256 of ``body``
     Column("played_at", String(40), nullable=True),

@@ -27,6 +27,7 @@ __all__ = [
     "DatabaseDep",
     "GamesKey",
     "GuardDep",
+    "KeyId",
     "LedgerDep",
     "MatchId",
     "PlayerId",
@@ -122,7 +123,10 @@ _PathId = Annotated[
 ]
 PlayerId = _PathId
 MatchId = _PathId
+#: A ratings version's id (``ratings_versions.id``), as in ``/v1/versions/{version_id}``.
 VersionId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+#: An API key's id (``api_keys.id``, shown by ``keys list``), as in ``/v1/admin/keys/{key_id}``.
+KeyId = Annotated[int, Path(ge=1, le=2**31 - 1, description="the key's id (see `sedma-elo keys list`)")]
 #: ``?version=``: a ratings version to read instead of the active one.
 VersionQuery = Annotated[
     int | None, Query(ge=1, le=2**31 - 1, description="ratings version (default: active)")

@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from ....core.rules import rules_from_toml
 from ...auth import keys
 from ..bodies import CheckedJsonRoute
-from ..deps import AdminKey, DatabaseDep, GuardDep, LedgerDep, MatchId, VersionId
+from ..deps import AdminKey, DatabaseDep, GuardDep, KeyId, LedgerDep, MatchId, VersionId
 from ..responses import AUTH_ERRORS, BODY_ERRORS, Key, KeyList, MatchView, NewKey, Version, errors
 from ..schemas import KeyIn, RulesIn, VoidIn, json_response
 
@@ -76,7 +76,7 @@ def list_keys(_key: AdminKey, db: DatabaseDep) -> Response:
     response_model=Key,
     responses=admin_errors(404, 422, notes={404: "unknown key"}),
 )
-def revoke_key(key_id: VersionId, _key: AdminKey, db: DatabaseDep, guard: GuardDep) -> Response:
+def revoke_key(key_id: KeyId, _key: AdminKey, db: DatabaseDep, guard: GuardDep) -> Response:
     """Revoke a key (this process forgets it at once; others within ``key_cache_seconds``)."""
     info = keys.revoke_key(db, key_id)
     guard.forget_keys()
