@@ -48,7 +48,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP) chromium
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 ## chromium: install Debian's Chromium for the browser tests when it is missing (quick when present)
 chromium:
