@@ -1,10 +1,11 @@
 """The ``games`` table: stored game records and their analysis jobs, on SQLite and PostgreSQL.
 
-A game row is its own job. :meth:`GameStore.submit` stores a checked game as ``queued`` in one
-transaction (nothing else to enqueue: the job *is* the row). A worker :meth:`~GameStore.claim`\\ s
+On PostgreSQL :meth:`GameStore.submit` stores a checked game as ``queued`` and defers its
+procrastinate job in the same transaction (:mod:`.queue`); the job's worker
+:meth:`~GameStore.take`\\ s the game. On SQLite the game row is its own job: a worker
+:meth:`~GameStore.claim`\\ s
 the oldest queued game (or one whose lease ran out: its worker died) by an update in one
-transaction: ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL, so workers on many machines take
-different games; the database write lock on SQLite. The claim carries a random token and a lease;
+transaction under the database write lock. The claim carries a random token and a lease;
 only the holder of the current token can finish the job. The match itself is applied through the
 ledger (by the same ``match_id``), whose exactly-once rule makes a job finished twice (a worker
 killed between the ledger's commit and :meth:`~GameStore.finish`) apply nothing twice.
@@ -18,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import Connection, and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ...errors import ConflictError, NotFoundError
@@ -84,6 +85,20 @@ def _row(r: Any) -> GameRow:
     )
 
 
+def _hold(conn: Connection, row: Any, lease: float, now: float) -> Claim:
+    """Mark the game of ``row`` ``analysing`` under a new claim token and lease; count the attempt."""
+    token = secrets.token_hex(16)
+    attempt = int(row.attempts) + 1
+    conn.execute(
+        update(games)
+        .where(games.c.match_id == row.match_id)
+        .values(
+            status="analysing", claim=token, lease_until=now + lease, attempts=attempt, updated_at=now_text()
+        )
+    )
+    return Claim(row.match_id, row.played_at, row.body, token, attempt, now + lease)
+
+
 class GameStore:
     """Games and their jobs in ``db`` (see the module docstring for the guarantees)."""
 
@@ -131,6 +146,10 @@ class GameStore:
                     )
                 except IntegrityError:
                     continue
+                if self.db.dialect == "postgresql":  # the job, committed with the row (queue.py)
+                    from .queue import defer_in
+
+                    defer_in(conn, game.match_id)
                 row = conn.execute(select(games).where(games.c.match_id == game.match_id)).one()
                 return SubmitOutcome("created", _row(row))
         raise AssertionError("unreachable: the second attempt sees the stored row")  # pragma: no cover
@@ -165,7 +184,7 @@ class GameStore:
 
     # ------------------------------------------------------------------ the workers' side
     def claim(self, lease: float, now: float | None = None) -> Claim | None:
-        """Take the oldest queued game, or one whose lease ran out, for ``lease`` seconds.
+        """Take the oldest queued game, or one whose lease ran out, for ``lease`` seconds (SQLite's queue).
 
         ``None`` when there is none. Each claim gets a new token and counts an attempt.
         """
@@ -179,22 +198,22 @@ class GameStore:
                 .limit(1)
                 .with_for_update(skip_locked=True)  # PostgreSQL; SQLite holds the write lock instead
             ).first()
-            if row is None:
-                return None
-            token = secrets.token_hex(16)
-            attempt = int(row.attempts) + 1
-            conn.execute(
-                update(games)
-                .where(g.match_id == row.match_id)
-                .values(
-                    status="analysing",
-                    claim=token,
-                    lease_until=now + lease,
-                    attempts=attempt,
-                    updated_at=now_text(),
-                )
-            )
-        return Claim(row.match_id, row.played_at, row.body, token, attempt, now + lease)
+            return None if row is None else _hold(conn, row, lease, now)
+
+    def take(self, match_id: str, lease: float) -> Claim | None:
+        """Claim game ``match_id`` for its queue job (PostgreSQL's queue: procrastinate runs the job).
+
+        ``None`` when the game is finished (``applied`` or ``failed``) or unknown. The job's lock
+        keeps two workers from holding one game; a new claim replaces a dead worker's.
+        """
+        g = games.c
+        with self.db.begin_write() as conn:
+            row = conn.execute(
+                select(g.match_id, g.played_at, g.body, g.attempts)
+                .where(g.match_id == match_id, g.status.in_(PENDING))
+                .with_for_update()
+            ).first()
+            return None if row is None else _hold(conn, row, lease, time.time())
 
     def renew(self, claim: Claim, lease: float) -> bool:
         """Extend the lease of ``claim``; ``False`` when it is no longer the current claim."""
