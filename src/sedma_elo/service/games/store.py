@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,7 +29,15 @@ from ...storage.schema import games, matches
 from ..ledger.types import now_text
 from .payload import GameSubmission
 
-__all__ = ["Claim", "GameRow", "GameStatus", "GameStore", "SubmitOutcome"]
+__all__ = [
+    "Claim",
+    "GameRow",
+    "GameStatus",
+    "GameStore",
+    "SubmitOutcome",
+    "pending_game_error",
+    "pending_games",
+]
 
 GameStatus = Literal["queued", "analysing", "applied", "failed"]
 #: Statuses a game still waits in: the analysis backlog.
@@ -97,6 +106,32 @@ def _hold(conn: Connection, row: Any, lease: float, now: float) -> Claim:
         )
     )
     return Claim(row.match_id, row.played_at, row.body, token, attempt, now + lease)
+
+
+def pending_games(db: Database, match_ids: Sequence[str]) -> set[str]:
+    """Which of ``match_ids`` are games still ``queued`` or ``analysing`` (one indexed read)."""
+    if not match_ids:
+        return set()
+    marks = ", ".join("?" * len(match_ids))
+    rows = db.query(
+        f"SELECT match_id FROM games WHERE match_id IN ({marks}) AND status IN ('queued', 'analysing')",
+        tuple(match_ids),
+    )
+    return {str(r[0]) for r in rows}
+
+
+def pending_game_error(match_id: str) -> ConflictError:
+    """The refusal of a match posted with the id of a game waiting for its analysis."""
+    return ConflictError(
+        f"match_id: {match_id!r} is the id of a game record waiting for its analysis (POST /v1/games;"
+        f" GET {_status_path(match_id)}); its match is applied from the record"
+    )
+
+
+def _status_path(match_id: str) -> str:
+    from urllib.parse import quote
+
+    return f"/v1/games/{quote(match_id, safe='')}"
 
 
 class GameStore:
