@@ -29,6 +29,8 @@ from procrastinate import App, PsycopgConnector, RetryStrategy
 from sqlalchemy import Connection
 from sqlalchemy.engine import make_url
 
+from ..settings import GAME_WORKER_POOLS
+
 __all__ = ["QUEUE", "TASK_NAME", "defer_in", "drain_queue", "queue_app", "retry_stalled", "run_queue_worker"]
 
 _log = logging.getLogger("sedma_elo.service.games")
@@ -36,8 +38,6 @@ _log = logging.getLogger("sedma_elo.service.games")
 #: The procrastinate queue and task of game analyses (frozen in migration 0006_queue too).
 QUEUE = "games"
 TASK_NAME = "sedma_elo.analyse_game"
-#: Connections a queue worker's procrastinate pool may hold: the job, the LISTEN, the heartbeat.
-QUEUE_POOL = 3
 
 
 def libpq_url(url: str) -> str:
@@ -46,12 +46,12 @@ def libpq_url(url: str) -> str:
 
 
 def queue_app(url: str | None = None) -> App:
-    """The procrastinate app of game analyses; on ``url`` (a pool of :data:`QUEUE_POOL`) to run jobs.
+    """The procrastinate app of game analyses; on ``url`` (a pool of ``GAME_WORKER_POOLS.queue``) to run jobs.
 
     Without ``url`` the app only defers jobs on a given connection (:func:`defer_in`).
     """
     connector = (
-        PsycopgConnector(conninfo=libpq_url(url), min_size=1, max_size=QUEUE_POOL)
+        PsycopgConnector(conninfo=libpq_url(url), min_size=1, max_size=GAME_WORKER_POOLS.queue)
         if url is not None
         else PsycopgConnector()
     )
