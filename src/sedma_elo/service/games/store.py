@@ -20,12 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import Connection, and_, func, insert, or_, select, update
+from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ...errors import ConflictError, NotFoundError
 from ...storage import Database
 from ...storage.schema import games, matches
+from ..leases import claim_row
 from ..ledger.types import now_text
 from .payload import GameSubmission
 
@@ -94,18 +95,19 @@ def _row(r: Any) -> GameRow:
     )
 
 
-def _hold(conn: Connection, row: Any, lease: float, now: float) -> Claim:
-    """Mark the game of ``row`` ``analysing`` under a new claim token and lease; count the attempt."""
-    token = secrets.token_hex(16)
-    attempt = int(row.attempts) + 1
-    conn.execute(
-        update(games)
-        .where(games.c.match_id == row.match_id)
-        .values(
-            status="analysing", claim=token, lease_until=now + lease, attempts=attempt, updated_at=now_text()
-        )
-    )
-    return Claim(row.match_id, row.played_at, row.body, token, attempt, now + lease)
+def _lease_values(token: str, row: Any, lease: float, now: float) -> dict[str, Any]:
+    """What a claim writes on the game of ``row``: ``analysing``, its token and lease, one more attempt."""
+    return {
+        "status": "analysing",
+        "claim": token,
+        "lease_until": now + lease,
+        "attempts": int(row.attempts) + 1,
+        "updated_at": now_text(),
+    }
+
+
+def _claim_of(row: Any, token: str, lease: float, now: float) -> Claim:
+    return Claim(row.match_id, row.played_at, row.body, token, int(row.attempts) + 1, now + lease)
 
 
 def pending_games(db: Database, match_ids: Sequence[str]) -> set[str]:
@@ -225,15 +227,17 @@ class GameStore:
         """
         now = time.time() if now is None else now
         g = games.c
+        token = secrets.token_hex(16)
         with self.db.begin_write() as conn:
-            row = conn.execute(
-                select(g.match_id, g.played_at, g.body, g.attempts)
-                .where(or_(g.status == "queued", and_(g.status == "analysing", g.lease_until < now)))
-                .order_by(g.created_at, g.match_id)
-                .limit(1)
-                .with_for_update(skip_locked=True)  # PostgreSQL; SQLite holds the write lock instead
-            ).first()
-            return None if row is None else _hold(conn, row, lease, now)
+            row = claim_row(
+                conn,
+                games,
+                [g.match_id, g.played_at, g.body, g.attempts],
+                or_(g.status == "queued", and_(g.status == "analysing", g.lease_until < now)),
+                lambda found: _lease_values(token, found, lease, now),
+                order_by=[g.created_at, g.match_id],
+            )
+        return None if row is None else _claim_of(row, token, lease, now)
 
     def take(self, match_id: str, lease: float) -> Claim | None:
         """Claim game ``match_id`` for its queue job (PostgreSQL's queue: procrastinate runs the job).
@@ -242,13 +246,19 @@ class GameStore:
         keeps two workers from holding one game; a new claim replaces a dead worker's.
         """
         g = games.c
+        token, now = secrets.token_hex(16), time.time()
         with self.db.begin_write() as conn:
             row = conn.execute(
                 select(g.match_id, g.played_at, g.body, g.attempts)
                 .where(g.match_id == match_id, g.status.in_(PENDING))
                 .with_for_update()
             ).first()
-            return None if row is None else _hold(conn, row, lease, time.time())
+            if row is None:
+                return None
+            conn.execute(
+                update(games).where(g.match_id == match_id).values(**_lease_values(token, row, lease, now))
+            )
+        return _claim_of(row, token, lease, now)
 
     def renew(self, claim: Claim, lease: float) -> bool:
         """Extend the lease of ``claim``; ``False`` when it is no longer the current claim."""

@@ -27,6 +27,7 @@ from typing import Literal
 from ...game.analysis import AnalysisConfig, analyze
 from ...game.record import parse_record
 from ...storage import Database, open_database
+from ..leases import retry_delay
 from ..ledger import Ledger, WriterSession
 from ..settings import GAME_WORKER_POOLS
 from .payload import match_submission
@@ -272,7 +273,7 @@ class WorkerProcesses:
 
     def delay(self, failures: int) -> float:
         """Seconds before a process that exited ``failures`` times in a row is started again."""
-        return float(min(self.backoff_max, self.backoff_base * 2 ** max(0, failures - 1)))
+        return retry_delay(failures, self.backoff_base, self.backoff_max)
 
     def _supervise(self) -> None:
         due: dict[int, float] = {}  # slot -> when to start it again
