@@ -123,9 +123,13 @@ async def _watch_stalled(app: App, lease: float, stop: asyncio.Event) -> None:
         try:
             await retry_stalled(app, lease)
         except Exception as exc:  # the database is unreachable: the worker's own loop says so too
-            _log.warning("game worker: stalled jobs: %s", (str(exc) or type(exc).__name__).splitlines()[0])
+            _log.warning("game worker: stalled jobs: %s", _summary(exc))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), lease / 2)
+
+
+def _summary(exc: BaseException) -> str:
+    return (str(exc) or type(exc).__name__).splitlines()[0]
 
 
 def _options(lease: float, poll: float) -> dict[str, Any]:
@@ -151,26 +155,43 @@ def _installed(worker: Any) -> Iterator[None]:
 def run_queue_worker(worker: Any, url: str, stop: threading.Event, poll: float) -> None:
     """Run procrastinate jobs of game analyses with ``worker`` until ``stop`` is set.
 
-    The job in hand is finished first (procrastinate's graceful stop).
+    The job in hand is finished first (procrastinate's graceful stop). A database error (the
+    server cannot be reached, or is lost) is logged and the worker started again after
+    ``max(poll, 1)`` seconds, as the SQLite loop of :meth:`GameWorker.run` does.
     """
 
-    async def main() -> None:
+    async def serve_once(done: asyncio.Event) -> None:
         app = queue_app(url)
+        ended = asyncio.Event()
+        async with app.open_async():
+            await retry_stalled(app, worker.lease)
+            running = asyncio.create_task(app.run_worker_async(**_options(worker.lease, poll)))
+            watching = asyncio.create_task(_watch_stalled(app, worker.lease, ended))
+            stopping = asyncio.create_task(done.wait())
+            await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not running.done():
+                running.cancel()  # procrastinate stops gracefully: the job in hand ends first
+            ended.set()
+            stopping.cancel()
+            await asyncio.gather(running, watching, stopping, return_exceptions=True)
+            error = None if running.cancelled() else running.exception()
+            if error is not None:
+                raise error
+
+    async def main() -> None:
         done = asyncio.Event()
         loop = asyncio.get_running_loop()
         threading.Thread(
             target=lambda: (stop.wait(), loop.call_soon_threadsafe(done.set)), daemon=True
         ).start()
-        async with app.open_async():
-            await retry_stalled(app, worker.lease)
-            running = asyncio.create_task(app.run_worker_async(**_options(worker.lease, poll)))
-            watching = asyncio.create_task(_watch_stalled(app, worker.lease, done))
-            stopping = asyncio.create_task(done.wait())
-            await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            done.set()
-            if not running.done():
-                running.cancel()  # procrastinate stops gracefully: the job in hand ends first
-            await asyncio.gather(running, watching, return_exceptions=True)
+        while not done.is_set():
+            try:
+                await serve_once(done)
+            except Exception as exc:  # the database is unreachable: wait, then start again
+                _log.warning("game worker: %s", _summary(exc))
+            if not done.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(done.wait(), max(poll, 1.0))
 
     with _installed(worker):
         asyncio.run(main())
