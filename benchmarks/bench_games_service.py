@@ -1,4 +1,4 @@
-"""Game records through the service's job table: what a worker adds to the analysis itself.
+"""Game records through the service's job queue: what a worker adds to the analysis itself.
 
 Usage::
 
@@ -8,7 +8,9 @@ Posts ``--games`` two-player bot matches as game records (``GameStore.submit``, 
 ``POST /v1/games`` does after its checks), then one worker in this process drains them. Reports the
 time to check and store a record, the median analysis time of the same records analysed directly
 (``analyze``), and the worker's time per game: the difference is the job table's and the ledger's
-share (claim, apply, mark). Ratio in the same run; no goal was set for it.
+share (claim, apply, mark). The queue is the ``games`` table on SQLite and procrastinate on
+PostgreSQL (``service/games/queue.py``; the drain runs a procrastinate worker until no job is
+left). Ratio in the same run; no goal was set for it.
 """
 
 from __future__ import annotations

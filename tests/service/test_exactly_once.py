@@ -69,7 +69,9 @@ def test_migrations_build_exactly_the_declared_schema(db_url: str) -> None:
     db = open_database(db_url)
     try:
         with db.write.connect() as conn:
-            diff = compare_metadata(MigrationContext.configure(conn), metadata)
+            # procrastinate's own tables (PostgreSQL, 0006_queue) are its schema, not declared here.
+            ours = {"include_name": lambda name, *_: not str(name).startswith("procrastinate_")}
+            diff = compare_metadata(MigrationContext.configure(conn, opts=ours), metadata)
         assert diff == []
     finally:
         db.dispose()

@@ -80,6 +80,16 @@ def test_kill_9_mid_analysis_then_restart_applies_every_game_once(db_url: str) -
     order = sorted(records, key=lambda m: ledger.get_match(m)["sequence"])
     expected = expected_ratings([analysed_match(m, records[m]) for m in order])
     assert {p: ledger.get_player(p).rating for p in expected} == expected
+    if db.dialect == "postgresql":  # procrastinate's jobs: each succeeded; the killed one was put back once
+        assert db.query("SELECT lock, status FROM procrastinate_jobs ORDER BY lock") == [
+            (m, "succeeded") for m in sorted(records)
+        ]
+        starts = db.query(
+            "SELECT count(*) FROM procrastinate_events e JOIN procrastinate_jobs j ON j.id = e.job_id"
+            " WHERE e.type = 'started' AND j.lock = ?",
+            (held[0],),
+        )
+        assert starts == [(2,)]
     db.dispose()
 
 
@@ -137,19 +147,28 @@ def _http(
         return exc.code, json.loads(exc.read())
 
 
+def _children(pid: int) -> set[int]:
+    """The live child processes of ``pid`` (forked by any of its threads)."""
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            found.update(int(c) for c in f.read().split())
+    return found
+
+
 @pytest.mark.slow
-def test_serve_analyses_in_its_own_worker_and_resumes_after_a_restart(tmp_path: object) -> None:
-    """Queued under `serve --game-workers 0`, a game waits; `serve` restarted with one worker applies it."""
+def test_serve_resumes_queued_games_after_a_restart_and_restarts_a_killed_worker(tmp_path: object) -> None:
+    """A game queued under --game-workers 0 is applied after a restart; a killed worker is replaced."""
     from sedma_elo.service.auth import create_key
 
     url = f"sqlite:///{tmp_path}/serve.db"
     db = open_database(url)
     key, _ = create_key(db, "games", "game server")
     db.dispose()
-    record = bot_record(60, ("gil", "hal"))
+    records = {"s-1": bot_record(60, ("gil", "hal")), "s-2": bot_record(61, ("hal", "ivy"))}
     server = Server(url, "--game-workers", "0")
     try:
-        assert _http("POST", f"{server.base}/v1/games", game_body("s-1", record), key)[0] == 202
+        assert _http("POST", f"{server.base}/v1/games", game_body("s-1", records["s-1"]), key)[0] == 202
         time.sleep(1)
         assert _http("GET", f"{server.base}/v1/games/s-1")[1]["status"] == "queued"
     finally:
@@ -157,8 +176,41 @@ def test_serve_analyses_in_its_own_worker_and_resumes_after_a_restart(tmp_path: 
     server = Server(url, "--game-workers", "1")
     try:
         _wait(lambda: _http("GET", f"{server.base}/v1/games/s-1")[1]["status"] == "applied", 300, poll=0.2)
-        view = _http("GET", f"{server.base}/v1/games/s-1")[1]
+        (first,) = _children(server.proc.pid)
+        os.kill(first, signal.SIGKILL)
+        _wait(lambda: len(_children(server.proc.pid) - {first}) == 1, 60, poll=0.1)
+        assert _http("POST", f"{server.base}/v1/games", game_body("s-2", records["s-2"]), key)[0] == 202
+        _wait(lambda: _http("GET", f"{server.base}/v1/games/s-2")[1]["status"] == "applied", 300, poll=0.2)
+        views = [_http("GET", f"{server.base}/v1/games/{m}")[1] for m in records]
     finally:
-        server.stop()
-    expected = expected_ratings([analysed_match("s-1", record)])
-    assert {c["player_id"]: c["rating_after"] for c in view["changes"]} == expected  # type: ignore[attr-defined]
+        _, err = server.stop()
+    assert "died (signal 9)" in err
+    expected = expected_ratings([analysed_match(m, r) for m, r in records.items()])
+    got = {c["player_id"]: c["rating_after"] for v in views for c in v["changes"]}  # type: ignore[attr-defined]
+    assert got == expected
+
+
+def test_a_worker_that_keeps_dying_is_restarted_after_growing_bounded_delays(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each exit is logged with its code; the delays double from the base up to the cap."""
+    import logging
+    import re
+    import sys
+
+    from sedma_elo.service.games.worker import WorkerProcesses
+
+    class Dying(WorkerProcesses):
+        def _spawn(self) -> subprocess.Popen[bytes]:
+            return subprocess.Popen([sys.executable, "-S", "-c", "raise SystemExit(3)"])
+
+    caplog.set_level(logging.WARNING, "sedma_elo.service.games")
+    pool = Dying("sqlite://", 1, backoff_base=0.1, backoff_max=0.4, check=0.01).start()
+    try:
+        _wait(lambda: pool.restarts >= 4, 60, poll=0.01)
+    finally:
+        pool.stop()
+    lines = [r.getMessage() for r in caplog.records if "died" in r.getMessage()]
+    assert all("(exit code 3)" in line for line in lines)
+    delays = [float(m.group(1)) for line in lines if (m := re.search(r"restarting it in ([0-9.]+) s", line))]
+    assert delays[:4] == [0.1, 0.2, 0.4, 0.4]

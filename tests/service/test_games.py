@@ -197,14 +197,40 @@ def test_a_game_applied_before_its_job_was_marked_is_not_applied_twice(games: Ga
     assert ledger.verify().ok
 
 
-def test_a_game_the_ledger_refuses_fails_with_the_reason(games: GameApi) -> None:
-    """A match with the game's id posted between the game and its analysis: failed, with the conflict."""
+def test_a_match_posted_under_a_waiting_games_id_is_refused_up_front(games: GameApi) -> None:
+    """POST /v1/matches with the id of a queued game: 409 naming match_id; the game is then applied."""
     games.post(game_body("g-12", bot_record(9)))
-    assert games.api.post(single("g-12")).status_code == 201
+    answer = games.api.post(single("g-12"))
+    assert answer.status_code == 409
+    assert answer.json()["detail"].startswith("match_id: 'g-12' is the id of a game record")
+    assert games.client.get("/v1/matches/g-12").status_code == 404
     games.drain()
-    view = games.status("g-12").json()
-    assert view["status"] == "failed" and "g-12" in view["reason"]
+    assert games.status("g-12").json()["status"] == "applied"
+
+
+def test_a_game_the_ledger_refuses_fails_with_the_reason(games: GameApi) -> None:
+    """A match with the game's id that got past the up-front check: the game fails, with the conflict."""
+    from sedma_elo.service.payload import MatchIn, submission_from_payload
+
+    games.post(game_body("g-16", bot_record(12)))
+    ledger = games.client.app.state.ledger
+    (outcome,) = ledger.apply([submission_from_payload(MatchIn.model_validate(single("g-16")))])
+    assert outcome.status == "created"
+    games.drain()
+    view = games.status("g-16").json()
+    assert view["status"] == "failed" and "g-16" in view["reason"]
     assert view["analysis"] is not None and view["changes"] is None
+
+
+def test_the_match_page_of_a_waiting_game_says_it_is_being_analysed(games: GameApi) -> None:
+    """/matches/{id} of a queued game: 200 "being analysed", not 404; once applied, the match itself."""
+    games.post(game_body("g-17", bot_record(13)))
+    waiting = games.client.get("/matches/g-17?lang=en")
+    assert waiting.status_code == 200 and "is being analysed" in waiting.text
+    assert games.client.get("/matches/g-none?lang=en").status_code == 404
+    games.drain()
+    applied = games.client.get("/matches/g-17?lang=en")
+    assert applied.status_code == 200 and "is being analysed" not in applied.text
 
 
 def test_the_backlog_gauge_counts_waiting_games(games: GameApi) -> None:

@@ -16,25 +16,32 @@ from conftest import _reset_pg, single
 from sedma_elo.errors import ValidationError
 from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.auth import create_key
+from sedma_elo.service.settings import GAME_WORKER_POOLS
 from sedma_elo.storage import open_database
 
 
 @pytest.mark.parametrize("total", [6, 10, 16, 32, 97, 100, 1000])
 @pytest.mark.parametrize("processes", [1, 2, 3, 8])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_the_split_never_exceeds_the_budget(total: int, processes: int, threads: int) -> None:
-    """Every process's pools sum to at most total // processes; each pool has a connection; writers fit."""
-    settings = ServiceSettings(db_max_connections=total, processes=processes, writer_threads=threads)
-    if total // processes < threads + 4:
+@pytest.mark.parametrize("game_workers", [0, 1, 3])
+def test_the_split_never_exceeds_the_budget(
+    total: int, processes: int, threads: int, game_workers: int
+) -> None:
+    """API processes and serve's game workers sum to at most total; each pool has one; writers fit."""
+    settings = ServiceSettings(
+        db_max_connections=total, processes=processes, writer_threads=threads, game_workers=game_workers
+    )
+    workers_share = game_workers * GAME_WORKER_POOLS.total
+    if (total - workers_share) // processes < threads + 4:
         with pytest.raises(ValidationError, match="db_max_connections"):
             settings.pool_sizes()
         return
     sizes = settings.pool_sizes()
-    assert sizes.total * processes <= total
+    assert sizes.total * processes + workers_share <= total
     assert sizes.overflow == 0
     assert min(sizes.fast, sizes.async_reader) >= 1
     assert sizes.engine >= threads + 2  # the writers hold theirs; key checks and admin still get one
-    assert sizes.total >= total // processes - 1  # the budget is used, not wasted
+    assert sizes.total >= (total - workers_share) // processes - 1  # the budget is used, not wasted
 
 
 def test_without_a_budget_each_pool_has_pool_size() -> None:
@@ -47,6 +54,7 @@ def test_the_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     """SEDMA_ELO_DB_MAX_CONNECTIONS and SEDMA_ELO_PROCESSES (which serve --workers sets) configure it."""
     monkeypatch.setenv("SEDMA_ELO_DB_MAX_CONNECTIONS", "40")
     monkeypatch.setenv("SEDMA_ELO_PROCESSES", "4")
+    monkeypatch.setenv("SEDMA_ELO_GAME_WORKERS", "0")
     assert ServiceSettings().pool_sizes().total <= 10
 
 
@@ -90,7 +98,9 @@ def test_two_processes_under_a_read_burst_stay_within_the_budget(pg_database: st
     with ExitStack() as stack:
         clients: list[TestClient] = []
         for _ in range(2):
-            settings = ServiceSettings(database_url=pg_database, db_max_connections=budget, processes=2)
+            settings = ServiceSettings(
+                database_url=pg_database, db_max_connections=budget, processes=2, game_workers=0
+            )
             clients.append(stack.enter_context(TestClient(create_app(settings))))
         headers = {"Authorization": f"Bearer {key}"}
         assert (

@@ -131,6 +131,7 @@ def serve(
     os.environ["SEDMA_ELO_PORT"] = str(port)
     os.environ.update(SEDMA_ELO_ACCESS_LOG=str(access_log), SEDMA_ELO_LOG_FORMAT=log_format)
     os.environ["SEDMA_ELO_PROCESSES"] = str(workers)  # the worker processes split db_max_connections
+    os.environ["SEDMA_ELO_GAME_WORKERS"] = str(game_workers)  # ... after the game workers' share
     try:
         settings = ServiceSettings()
         settings.check_secure()

@@ -19,7 +19,7 @@ from ..errors import ValidationError
 from ..storage import DEFAULT_DATABASE_URL
 from .auth.keys import check_key_strength
 
-__all__ = ["PoolSizes", "ServiceSettings", "is_loopback"]
+__all__ = ["GAME_WORKER_POOLS", "GameWorkerPools", "PoolSizes", "ServiceSettings", "is_loopback"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,31 @@ class PoolSizes:
     def total(self) -> int:
         """Most connections the process holds at once (on PostgreSQL)."""
         return self.engine + self.fast + self.async_reader + 2 * self.overflow
+
+
+@dataclass(frozen=True, slots=True)
+class GameWorkerPools:
+    """The PostgreSQL connections one game worker process opens at most, by pool (no overflow).
+
+    ``engine``: the ledger engine (the writer session and a game's status update); ``fast``: the
+    autocommit read engine; ``async_reader``: the ledger's async reader; ``queue``: procrastinate's
+    pool (the job's fetch and finish, its LISTEN, the heartbeat). ``service/games/worker.py`` opens
+    its pools with these sizes.
+    """
+
+    engine: int = 2
+    fast: int = 1
+    async_reader: int = 1
+    queue: int = 3
+
+    @property
+    def total(self) -> int:
+        """Most connections one game worker holds at once."""
+        return self.engine + self.fast + self.async_reader + self.queue
+
+
+#: The pools of every game worker process (``serve --game-workers``, ``sedma-elo worker``).
+GAME_WORKER_POOLS = GameWorkerPools()
 
 
 class ServiceSettings(BaseSettings):
@@ -136,11 +161,15 @@ class ServiceSettings(BaseSettings):
         """Each pool's size in one process.
 
         Without :attr:`db_max_connections`: :attr:`pool_size` per pool, with as many again as
-        overflow on both engines (5 x ``pool_size`` per process at most). With it, each of the
-        :attr:`processes` gets ``per = db_max_connections // processes``, split without
-        overflow: ``engine = max(writer_threads + 2, per // 3)``, ``fast = (per - engine) // 2``,
-        ``async_reader = per - engine - fast``; so N processes never hold more than
-        ``db_max_connections`` in all. A request that finds its pool busy waits for a connection.
+        overflow on both engines (5 x ``pool_size`` per process at most). With it, the
+        :attr:`game_workers` that ``serve`` starts take their fixed share first
+        (``game_workers x GAME_WORKER_POOLS.total``), and each of the :attr:`processes` gets
+        ``per = (db_max_connections - that share) // processes``, split without overflow:
+        ``engine = max(writer_threads + 2, per // 3)``, ``fast = (per - engine) // 2``,
+        ``async_reader = per - engine - fast``; so the API processes and the game workers never
+        hold more than ``db_max_connections`` in all. A request that finds its pool busy waits
+        for a connection. (A ``sedma-elo worker`` run elsewhere holds ``GAME_WORKER_POOLS.total``
+        of its own: leave room for it.)
 
         Raises:
             ValidationError: ``per`` is below ``writer_threads + 4`` (field ``db_max_connections``).
@@ -148,13 +177,15 @@ class ServiceSettings(BaseSettings):
         if self.db_max_connections is None:
             size = self.pool_size
             return PoolSizes(engine=size, fast=size, async_reader=size, overflow=size)
-        per = self.db_max_connections // self.processes
+        workers_share = self.game_workers * GAME_WORKER_POOLS.total
+        per = (self.db_max_connections - workers_share) // self.processes
         least = self.writer_threads + 4
         if per < least:
             raise ValidationError(
                 "db_max_connections",
                 f"must allow at least {least} connections per process ({self.processes} processes,"
-                f" {self.writer_threads} writer threads), got {per} each",
+                f" {self.writer_threads} writer threads) after the {workers_share} of"
+                f" {self.game_workers} game workers, got {max(per, 0)} each",
             )
         engine = max(self.writer_threads + 2, per // 3)
         fast = (per - engine) // 2

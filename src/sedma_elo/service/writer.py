@@ -16,6 +16,7 @@ import threading
 
 from ..errors import UnavailableError
 from .faults import storage_fault
+from .games.store import pending_game_error, pending_games
 from .ledger import ApplyOutcome, Ledger, WriterSession
 from .observability.metrics import WRITE_QUEUE, record_batch
 from .payload import Submission
@@ -99,6 +100,20 @@ class GroupWriter:
                 retry_after=1.0,
             ) from None
 
+    def _refuse_pending_games(self, batch: list[_Item]) -> list[_Item]:
+        """Answer 409 to matches posted under the id of a game still being analysed; the rest go on.
+
+        One read per batch. (A game posted between this read and the batch's commit is still
+        caught later: its worker then fails it with the ledger's conflict.)
+        """
+        held = pending_games(self.ledger.db, [sub.match_id for sub, _ in batch])
+        if not held:
+            return batch
+        for sub, fut in batch:
+            if sub.match_id in held:
+                fut.set_result(ApplyOutcome("error", error=pending_game_error(sub.match_id)))
+        return [(sub, fut) for sub, fut in batch if sub.match_id not in held]
+
     def _run(self) -> None:
         with self.ledger.writer_session() as session:
             self._serve(session)
@@ -126,6 +141,7 @@ class GroupWriter:
             if not batch:
                 continue
             try:
+                batch = self._refuse_pending_games(batch)
                 outcomes = session.apply([sub for sub, _ in batch])
             except BaseException as exc:  # the writer carries on
                 # A full disk or a lost database: 503 for each request, one log line per kind.

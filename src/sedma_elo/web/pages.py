@@ -27,7 +27,15 @@ from .explained import changes_of, normalized, what_if, winner_first
 from .game import game_view
 from .lang import PageText, page_text, parse_moment, remember_language
 from .profile import career
-from .reads import analysed_game, as_mapping, career_matches, provisional_matches, service, sides_of
+from .reads import (
+    analysed_game,
+    as_mapping,
+    career_matches,
+    pending_game,
+    provisional_matches,
+    service,
+    sides_of,
+)
 from .render import player_path, render_page
 from .trends import Trend, trend_of
 
@@ -288,6 +296,13 @@ def match_page(request: Request, match_id: str) -> Response:
     try:
         view = as_mapping(svc.get_match(match_id))
     except (NotFoundError, ValidationError):
+        waiting = pending_game(request, match_id)
+        if waiting is not None:  # posted as a game record: its match exists once it is analysed
+            message = text.gettext(
+                "The game “{id}” is being analysed; its match appears here once it is rated.", id=match_id
+            )
+            title = text.gettext("Being analysed")
+            return _page(request, text, "not_found.html", message=message, query="", title=title)
         message = text.gettext("No match with the id “{id}”.", id=match_id)
         return _error_page(request, text, message, status_code=404)
     body = view["match"]

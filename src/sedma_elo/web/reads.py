@@ -25,6 +25,7 @@ __all__ = [
     "analysed_game",
     "as_mapping",
     "career_matches",
+    "pending_game",
     "provisional_matches",
     "service",
     "sides_of",
@@ -46,6 +47,17 @@ def analysed_game(request: Request, match_id: str) -> tuple[dict[str, Any], dict
     if row is None or row.analysis is None:
         return None
     return row.record, row.analysis
+
+
+def pending_game(request: Request, match_id: str) -> str | None:
+    """The status (``queued``, ``analysing``) of the game posted for this match while it waits, else None."""
+    games: GameReads | None = getattr(request.app.state, "games", None)
+    if games is None:
+        return None
+    row = games.find(match_id)
+    if row is None or row.status not in ("queued", "analysing"):
+        return None
+    return row.status
 
 
 def provisional_matches(request: Request) -> int:

@@ -1,10 +1,11 @@
 """The ``games`` table: stored game records and their analysis jobs, on SQLite and PostgreSQL.
 
-A game row is its own job. :meth:`GameStore.submit` stores a checked game as ``queued`` in one
-transaction (nothing else to enqueue: the job *is* the row). A worker :meth:`~GameStore.claim`\\ s
+On PostgreSQL :meth:`GameStore.submit` stores a checked game as ``queued`` and defers its
+procrastinate job in the same transaction (:mod:`.queue`); the job's worker
+:meth:`~GameStore.take`\\ s the game. On SQLite the game row is its own job: a worker
+:meth:`~GameStore.claim`\\ s
 the oldest queued game (or one whose lease ran out: its worker died) by an update in one
-transaction: ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL, so workers on many machines take
-different games; the database write lock on SQLite. The claim carries a random token and a lease;
+transaction under the database write lock. The claim carries a random token and a lease;
 only the holder of the current token can finish the job. The match itself is applied through the
 ledger (by the same ``match_id``), whose exactly-once rule makes a job finished twice (a worker
 killed between the ledger's commit and :meth:`~GameStore.finish`) apply nothing twice.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,10 +26,19 @@ from sqlalchemy.exc import IntegrityError
 from ...errors import ConflictError, NotFoundError
 from ...storage import Database
 from ...storage.schema import games, matches
+from ..leases import claim_row
 from ..ledger.types import now_text
 from .payload import GameSubmission
 
-__all__ = ["Claim", "GameRow", "GameStatus", "GameStore", "SubmitOutcome"]
+__all__ = [
+    "Claim",
+    "GameRow",
+    "GameStatus",
+    "GameStore",
+    "SubmitOutcome",
+    "pending_game_error",
+    "pending_games",
+]
 
 GameStatus = Literal["queued", "analysing", "applied", "failed"]
 #: Statuses a game still waits in: the analysis backlog.
@@ -84,6 +95,47 @@ def _row(r: Any) -> GameRow:
     )
 
 
+def _lease_values(token: str, row: Any, lease: float, now: float) -> dict[str, Any]:
+    """What a claim writes on the game of ``row``: ``analysing``, its token and lease, one more attempt."""
+    return {
+        "status": "analysing",
+        "claim": token,
+        "lease_until": now + lease,
+        "attempts": int(row.attempts) + 1,
+        "updated_at": now_text(),
+    }
+
+
+def _claim_of(row: Any, token: str, lease: float, now: float) -> Claim:
+    return Claim(row.match_id, row.played_at, row.body, token, int(row.attempts) + 1, now + lease)
+
+
+def pending_games(db: Database, match_ids: Sequence[str]) -> set[str]:
+    """Which of ``match_ids`` are games still ``queued`` or ``analysing`` (one indexed read)."""
+    if not match_ids:
+        return set()
+    marks = ", ".join("?" * len(match_ids))
+    rows = db.query(
+        f"SELECT match_id FROM games WHERE match_id IN ({marks}) AND status IN ('queued', 'analysing')",
+        tuple(match_ids),
+    )
+    return {str(r[0]) for r in rows}
+
+
+def pending_game_error(match_id: str) -> ConflictError:
+    """The refusal of a match posted with the id of a game waiting for its analysis."""
+    return ConflictError(
+        f"match_id: {match_id!r} is the id of a game record waiting for its analysis (POST /v1/games;"
+        f" GET {_status_path(match_id)}); its match is applied from the record"
+    )
+
+
+def _status_path(match_id: str) -> str:
+    from urllib.parse import quote
+
+    return f"/v1/games/{quote(match_id, safe='')}"
+
+
 class GameStore:
     """Games and their jobs in ``db`` (see the module docstring for the guarantees)."""
 
@@ -131,6 +183,10 @@ class GameStore:
                     )
                 except IntegrityError:
                     continue
+                if self.db.dialect == "postgresql":  # the job, committed with the row (queue.py)
+                    from .queue import defer_in
+
+                    defer_in(conn, game.match_id)
                 row = conn.execute(select(games).where(games.c.match_id == game.match_id)).one()
                 return SubmitOutcome("created", _row(row))
         raise AssertionError("unreachable: the second attempt sees the stored row")  # pragma: no cover
@@ -165,36 +221,44 @@ class GameStore:
 
     # ------------------------------------------------------------------ the workers' side
     def claim(self, lease: float, now: float | None = None) -> Claim | None:
-        """Take the oldest queued game, or one whose lease ran out, for ``lease`` seconds.
+        """Take the oldest queued game, or one whose lease ran out, for ``lease`` seconds (SQLite's queue).
 
         ``None`` when there is none. Each claim gets a new token and counts an attempt.
         """
         now = time.time() if now is None else now
         g = games.c
+        token = secrets.token_hex(16)
+        with self.db.begin_write() as conn:
+            row = claim_row(
+                conn,
+                games,
+                [g.match_id, g.played_at, g.body, g.attempts],
+                or_(g.status == "queued", and_(g.status == "analysing", g.lease_until < now)),
+                lambda found: _lease_values(token, found, lease, now),
+                order_by=[g.created_at, g.match_id],
+            )
+        return None if row is None else _claim_of(row, token, lease, now)
+
+    def take(self, match_id: str, lease: float) -> Claim | None:
+        """Claim game ``match_id`` for its queue job (PostgreSQL's queue: procrastinate runs the job).
+
+        ``None`` when the game is finished (``applied`` or ``failed``) or unknown. The job's lock
+        keeps two workers from holding one game; a new claim replaces a dead worker's.
+        """
+        g = games.c
+        token, now = secrets.token_hex(16), time.time()
         with self.db.begin_write() as conn:
             row = conn.execute(
                 select(g.match_id, g.played_at, g.body, g.attempts)
-                .where(or_(g.status == "queued", and_(g.status == "analysing", g.lease_until < now)))
-                .order_by(g.created_at, g.match_id)
-                .limit(1)
-                .with_for_update(skip_locked=True)  # PostgreSQL; SQLite holds the write lock instead
+                .where(g.match_id == match_id, g.status.in_(PENDING))
+                .with_for_update()
             ).first()
             if row is None:
                 return None
-            token = secrets.token_hex(16)
-            attempt = int(row.attempts) + 1
             conn.execute(
-                update(games)
-                .where(g.match_id == row.match_id)
-                .values(
-                    status="analysing",
-                    claim=token,
-                    lease_until=now + lease,
-                    attempts=attempt,
-                    updated_at=now_text(),
-                )
+                update(games).where(g.match_id == match_id).values(**_lease_values(token, row, lease, now))
             )
-        return Claim(row.match_id, row.played_at, row.body, token, attempt, now + lease)
+        return _claim_of(row, token, lease, now)
 
     def renew(self, claim: Claim, lease: float) -> bool:
         """Extend the lease of ``claim``; ``False`` when it is no longer the current claim."""

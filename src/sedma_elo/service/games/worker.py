@@ -26,12 +26,22 @@ from typing import Literal
 
 from ...game.analysis import AnalysisConfig, analyze
 from ...game.record import parse_record
-from ...storage import Database
+from ...storage import Database, open_database
+from ..leases import retry_delay
 from ..ledger import Ledger, WriterSession
+from ..settings import GAME_WORKER_POOLS
 from .payload import match_submission
 from .store import Claim, GameStore
 
-__all__ = ["DEFAULT_LEASE", "MAX_ATTEMPTS", "GameWorker", "run_worker", "start_processes", "stop_processes"]
+__all__ = [
+    "DEFAULT_LEASE",
+    "MAX_ATTEMPTS",
+    "GameWorker",
+    "WorkerProcesses",
+    "run_worker",
+    "start_processes",
+    "stop_processes",
+]
 
 _log = logging.getLogger("sedma_elo.service.games")
 
@@ -62,7 +72,7 @@ class GameWorker:
         self.on_claim = on_claim
 
     def step(self, session: WriterSession) -> Step:
-        """Claim and finish one job; ``idle`` when none is waiting.
+        """Claim and finish one job of the in-table queue (SQLite); ``idle`` when none is waiting.
 
         Raises:
             what the database driver raises when the database is unreachable (the claim's lease
@@ -71,6 +81,14 @@ class GameWorker:
         claim = self.store.claim(self.lease)
         if claim is None:
             return "idle"
+        return self.process(claim, session)
+
+    def process(self, claim: Claim, session: WriterSession) -> Step:
+        """Analyse the game of ``claim``, apply its match through ``session`` and end the claim.
+
+        Raises:
+            what the database driver raises when the database is unreachable.
+        """
         if self.on_claim is not None:
             self.on_claim(claim)
         try:
@@ -105,8 +123,17 @@ class GameWorker:
         self.store.finish(claim, "queued", reason=reason)
         return "retry"
 
+    @property
+    def queued_by_procrastinate(self) -> bool:
+        """Whether this database's jobs are procrastinate jobs (PostgreSQL) rather than claims (SQLite)."""
+        return self.ledger.db.dialect == "postgresql"
+
     def drain(self) -> int:
         """Finish every waiting job (in this thread); returns how many were taken."""
+        if self.queued_by_procrastinate:
+            from .queue import drain_queue
+
+            return drain_queue(self, self.ledger.db.url)
         taken = 0
         with self.ledger.writer_session() as session:
             while self.step(session) != "idle":
@@ -117,8 +144,13 @@ class GameWorker:
         """Work until ``stop`` is set, polling for jobs every ``poll`` seconds when idle.
 
         A database error is logged and retried after ``poll`` seconds; the job in hand is finished
-        before ``stop`` is seen.
+        before ``stop`` is seen. On PostgreSQL this runs a procrastinate worker (:mod:`.queue`).
         """
+        if self.queued_by_procrastinate:
+            from .queue import run_queue_worker
+
+            run_queue_worker(self, self.ledger.db.url, stop, poll)
+            return
         with self.ledger.writer_session() as session:
             while not stop.is_set():
                 try:
@@ -146,9 +178,15 @@ def run_worker(url: str, lease: float = DEFAULT_LEASE, poll: float = 0.5, parent
         signal.signal(sig, lambda *_: stop.set())
     if parent is not None:
         threading.Thread(target=_watch_parent, args=(parent, stop), daemon=True).start()
-    db: Database = open_checked(url, create=False)
+    db: Database = open_checked(url, create=False)  # checks the URL and migrates
+    if db.dialect == "postgresql":  # reopened with the pools the connection budget counts
+        db.dispose()
+        sizes = GAME_WORKER_POOLS
+        db = open_database(
+            url, pool_size=sizes.engine, max_overflow=0, fast_pool_size=sizes.fast, migrate=False
+        )
     try:
-        ledger = Ledger(db, async_connections=1)
+        ledger = Ledger(db, async_connections=GAME_WORKER_POOLS.async_reader)
         ledger.ensure_version()
         GameWorker(ledger, lease=lease).run(stop, poll)
     finally:
@@ -178,27 +216,117 @@ run_worker(os.environ["SEDMA_ELO_DATABASE_URL"], float(sys.argv[2]), 0.5, parent
 """
 
 
-def start_processes(url: str, count: int, lease: float = DEFAULT_LEASE) -> list[subprocess.Popen[bytes]]:
-    """Start ``count`` worker processes on ``url``; they stop (are killed) when this process dies.
+class WorkerProcesses:
+    """Game worker processes of ``serve``, each restarted when it dies (after a bounded back-off).
 
-    The URL goes through the environment, not the command line, so a password stays out of ``ps``.
+    A supervisor thread looks at each process every ``check`` seconds. One that exited while the
+    pool was not stopping is logged (its exit code or signal) and started again after
+    ``min(backoff_max, backoff_base * 2 ** (n - 1))`` seconds, ``n`` counting its exits in a row;
+    the count starts again once a process has run ``steady`` seconds. Its game, if it held one, is
+    taken again once the lease runs out.
     """
-    env = {**os.environ, "SEDMA_ELO_DATABASE_URL": url}
-    return [
-        subprocess.Popen([sys.executable, "-c", _BOOTSTRAP, str(os.getpid()), str(lease)], env=env)
-        for _ in range(count)
-    ]
+
+    def __init__(
+        self,
+        url: str,
+        count: int,
+        lease: float = DEFAULT_LEASE,
+        *,
+        backoff_base: float = 1.0,
+        backoff_max: float = 30.0,
+        steady: float = 60.0,
+        check: float = 0.2,
+    ) -> None:
+        """``count`` workers on ``url`` (started by :meth:`start`)."""
+        self.url, self.count, self.lease = url, count, lease
+        self.backoff_base, self.backoff_max, self.steady, self.check = (
+            backoff_base,
+            backoff_max,
+            steady,
+            check,
+        )
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.restarts = 0
+        self._started: list[float] = []
+        self._failures: list[int] = []
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        # The URL goes through the environment, not the command line, so a password stays out of ``ps``.
+        env = {**os.environ, "SEDMA_ELO_DATABASE_URL": self.url}
+        return subprocess.Popen(
+            [sys.executable, "-c", _BOOTSTRAP, str(os.getpid()), str(self.lease)], env=env
+        )
+
+    def start(self) -> WorkerProcesses:
+        """Start the processes and their supervisor; returns ``self``."""
+        with self._lock:
+            self.procs = [self._spawn() for _ in range(self.count)]
+            self._started = [time.monotonic()] * self.count
+            self._failures = [0] * self.count
+        if self.count:
+            self._thread = threading.Thread(target=self._supervise, name="game-workers", daemon=True)
+            self._thread.start()
+        return self
+
+    def delay(self, failures: int) -> float:
+        """Seconds before a process that exited ``failures`` times in a row is started again."""
+        return retry_delay(failures, self.backoff_base, self.backoff_max)
+
+    def _supervise(self) -> None:
+        due: dict[int, float] = {}  # slot -> when to start it again
+        while not self._stopping.wait(self.check):
+            now = time.monotonic()
+            with self._lock:
+                for slot, proc in enumerate(self.procs):
+                    if slot in due:
+                        if now >= due[slot] and not self._stopping.is_set():
+                            self.procs[slot] = self._spawn()
+                            self._started[slot] = now
+                            self.restarts += 1
+                            del due[slot]
+                        continue
+                    code = proc.poll()
+                    if code is None:
+                        continue
+                    ran = now - self._started[slot]
+                    self._failures[slot] = 1 if ran >= self.steady else self._failures[slot] + 1
+                    wait = self.delay(self._failures[slot])
+                    how = f"signal {-code}" if code < 0 else f"exit code {code}"
+                    _log.warning(
+                        "game worker %d (pid %d) died (%s) after %.1f s; restarting it in %.1f s",
+                        slot,
+                        proc.pid,
+                        how,
+                        ran,
+                        wait,
+                    )
+                    due[slot] = now + wait
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Ask each worker to stop (SIGTERM: it finishes its job); kill any left after ``timeout``."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + timeout
+        for proc in self.procs:
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
-def stop_processes(procs: list[subprocess.Popen[bytes]], timeout: float = 30.0) -> None:
-    """Ask each worker to stop (SIGTERM: it finishes its job); kill those still running after ``timeout``."""
-    for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
-    deadline = time.monotonic() + timeout
-    for proc in procs:
-        try:
-            proc.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+def start_processes(url: str, count: int, lease: float = DEFAULT_LEASE) -> WorkerProcesses:
+    """Start ``count`` supervised worker processes on ``url``; they are killed when this process dies."""
+    return WorkerProcesses(url, count, lease).start()
+
+
+def stop_processes(workers: WorkerProcesses, timeout: float = 30.0) -> None:
+    """:meth:`WorkerProcesses.stop`."""
+    workers.stop(timeout)

@@ -27,10 +27,11 @@ import time
 from dataclasses import dataclass
 
 import httpx2
-from sqlalchemy import or_, select, update
+from sqlalchemy import and_, or_, update
 
 from ...storage import Database
 from ...storage.schema import webhook_subscriptions
+from ..leases import claim_row, retry_delay
 from ..ledger.feed_events import item_text
 from ..observability.metrics import WEBHOOK_DELIVERIES
 from .signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, signature_header
@@ -49,11 +50,6 @@ _DUE_SQL = (
     " AND delivered_through < (SELECT coalesce(max(sequence), 0) FROM change_events)"
     " ORDER BY next_attempt_at, id"
 )
-
-
-def retry_delay(failures: int, base: float, cap: float) -> float:
-    """Seconds to wait after ``failures`` (>= 1) failures in a row: ``base * 2**(failures-1)``, <= ``cap``."""
-    return float(min(cap, base * 2.0 ** min(failures - 1, 60)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,20 +140,17 @@ class Deliverer:
         s = webhook_subscriptions.c
         now = time.time()
         with self.db.begin_write() as conn:
-            row = conn.execute(
-                select(s.id, s.url, s.secret, s.delivered_through, s.attempts)
-                .where(
+            row = claim_row(
+                conn,
+                webhook_subscriptions,
+                [s.id, s.url, s.secret, s.delivered_through, s.attempts],
+                and_(
                     s.id == sid, s.next_attempt_at <= now, or_(s.lease_until.is_(None), s.lease_until < now)
-                )
-                .with_for_update(skip_locked=True)
-            ).first()
-            if row is None:
-                return None
-            conn.execute(
-                update(webhook_subscriptions)
-                .where(s.id == sid)
-                .values(lease_owner=self.owner, lease_until=now + self.lease)
+                ),
+                lambda _row: {"lease_owner": self.owner, "lease_until": now + self.lease},
             )
+        if row is None:
+            return None
         return _Claim(row.id, row.url, row.secret, row.delivered_through, row.attempts)
 
     def _deliver(self, claim: _Claim) -> int:
