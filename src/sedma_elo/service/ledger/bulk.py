@@ -15,6 +15,7 @@ state of a version is two arrays, ``ratings`` and ``games``, of ``max(players.id
 from __future__ import annotations
 
 import struct
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ from ...storage.schema import MATCH_SLOTS, STAT_NAMES
 
 __all__ = [
     "CHUNK",
+    "KERNEL_FROM",
     "KeyState",
     "copy_binary",
     "names_of",
@@ -40,6 +42,7 @@ __all__ = [
     "read_changes",
     "read_chunks",
     "roll_back",
+    "use_kernel",
     "write_changes",
 ]
 
@@ -49,6 +52,11 @@ Int64Array = npt.NDArray[np.int64]
 #: that a chunk's arrays and rows stay a few MB (verify's memory must not grow with the ledger).
 CHUNK = 20_000
 
+#: Matches from which a rebuild or verify uses the kernel: below, loading numba (0.5-3 s) would cost
+#: more than the fold does (40-85 µs a match); once it is loaded, the kernel is always used.
+KERNEL_FROM = 20_000
+
+_JIT_MODULE = "sedma_elo.batch._kernel_jit"
 _WINNERS = ("a", "b", "draw")
 _STATS = tuple(f"{slot}_{name}" for slot in MATCH_SLOTS for name in STAT_NAMES)
 #: A chunk's columns: sequence, winner, the four slots' keys (-1: empty), the 16 counts (0: empty).
@@ -118,7 +126,7 @@ def _query_int64(raw: Any, pg: bool, sql: str, widths: tuple[int, ...]) -> Int64
 
 
 def read_chunks(
-    raw: Any, pg: bool, start: int, end: int, chunk: int = CHUNK
+    raw: Any, pg: bool, start: int, end: int, chunk: int | None = None
 ) -> Iterator[tuple[int, int, Int64Array]]:
     """The non-voided ledger rows with ``start <= sequence <= end``, in sequence order, by chunks.
 
@@ -126,7 +134,9 @@ def read_chunks(
     ``_CHUNK_COLUMNS``) holds every non-voided match with ``low < sequence <= high``; the chunks'
     ranges cover ``[start, end]`` without a gap (the last one ends at ``end``). Each chunk is one
     keyset query on the primary key, so memory holds one chunk whatever the ledger's size.
+    ``chunk`` defaults to :data:`CHUNK`.
     """
+    chunk = CHUNK if chunk is None else chunk
     low = start - 1
     while True:
         sql = (
@@ -243,19 +253,31 @@ def _kernel_run(rows: Int64Array, rules: Rules, state: KeyState, placeholders: l
     return out
 
 
+def use_kernel(total: int) -> bool:
+    """Whether to rate ``total`` matches with the kernel (:data:`KERNEL_FROM`)."""
+    return total >= KERNEL_FROM or _JIT_MODULE in sys.modules
+
+
 def rate_chunk(
-    raw: Any, ph: str, rows: Int64Array, rules: Rules, state: KeyState, placeholders: list[str]
+    raw: Any,
+    ph: str,
+    rows: Int64Array,
+    rules: Rules,
+    state: KeyState,
+    placeholders: list[str],
+    kernel: bool = True,
 ) -> Int64Array:
     """Rate a chunk in order, updating ``state``; every rating change as ``(seq, key, before, after)``.
 
     Runs of one-against-one matches go through the kernel, two-against-two matches through the
-    fold (the kernel has no teams). ``placeholders`` is a list of ``len(state.ratings)`` strings
-    (the kernel's player ids, read only in its error messages, which the fold's replace).
+    fold (the kernel has no teams); without ``kernel``, every match goes through the fold.
+    ``placeholders`` is a list of ``len(state.ratings)`` strings (the kernel's player ids, read
+    only in its error messages, which the fold's replace).
 
     Raises:
         ValidationError: the fold refuses a match under ``rules``, as the per-match path would.
     """
-    teams = np.flatnonzero(rows[:, 3] >= 0)
+    teams = np.flatnonzero(rows[:, 3] >= 0) if kernel else np.arange(len(rows))
     if len(teams) == 0:
         return _kernel_run(rows, rules, state, placeholders) if len(rows) else np.empty((0, 4), np.int64)
     missing = {int(k) for k in rows[teams, 2:6].ravel() if k >= 0} - state.names.keys()

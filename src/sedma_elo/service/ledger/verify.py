@@ -20,7 +20,8 @@ from ...core.engine import RatingResult
 from ...core.fold import RatingState
 from ...core.model import Match
 from ...core.rules import Rules
-from .bulk import CHUNK, Int64Array, KeyState, names_of, rate_chunk, read_changes, read_chunks
+from . import bulk
+from .bulk import Int64Array, KeyState, names_of, rate_chunk, read_changes, read_chunks, use_kernel
 from .types import VerifyReport
 from .versions import VersionsMixin
 
@@ -93,6 +94,7 @@ class VerifyMixin(VersionsMixin):
             checks.append(_Check(int(vid), rules, through, KeyState.fresh(size, rules)))
         report.versions = len(checks)
         placeholders = [""] * size
+        kernel = use_kernel(total)
         done = 0
         for low, high, rows in read_chunks(raw, pg, 0, _END):
             report.matches += len(rows)
@@ -100,7 +102,7 @@ class VerifyMixin(VersionsMixin):
                 if low >= check.through:
                     continue
                 mine = rows[rows[:, 0] <= check.through]
-                want = rate_chunk(raw, ph, mine, check.rules, check.state, placeholders)
+                want = rate_chunk(raw, ph, mine, check.rules, check.state, placeholders, kernel)
                 want = want[np.lexsort((want[:, 1], want[:, 0]))]
                 have = read_changes(raw, pg, check.vid, low, min(high, check.through))
                 if want.shape != have.shape or not np.array_equal(want, have):
@@ -135,12 +137,12 @@ class VerifyMixin(VersionsMixin):
         seen = np.zeros(len(state.ratings), dtype=bool)
         bad: list[tuple[str, tuple[int, int] | None, tuple[int, int] | None]] = []
         count, after = 0, ""
-        ph = self._ph
+        ph, chunk = self._ph, bulk.CHUNK
         while True:
             rows = raw.execute(
                 "SELECT pr.player_id, p.id, pr.rating, pr.matches_played FROM player_ratings pr"
                 f" LEFT JOIN players p ON p.player_id = pr.player_id WHERE pr.version_id = {ph}"
-                f" AND pr.player_id > {ph} ORDER BY pr.player_id LIMIT {CHUNK}",
+                f" AND pr.player_id > {ph} ORDER BY pr.player_id LIMIT {chunk}",
                 (vid, after),
             ).fetchall()
             for pid, key, rating, played in rows:
@@ -152,7 +154,7 @@ class VerifyMixin(VersionsMixin):
                 if stored != want and len(bad) < _MAX_MISMATCHES:  # rows come in player id order
                     bad.append((pid, stored, want))
             count += len(rows)
-            if len(rows) < CHUNK:
+            if len(rows) < chunk:
                 break
             after = rows[-1][0]
         unstored = np.flatnonzero((state.last > 0) & ~seen)

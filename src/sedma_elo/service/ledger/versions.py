@@ -19,7 +19,7 @@ from ...errors import NotFoundError
 from ...storage.schema import matches, rating_changes, rating_versions
 from . import feed_events
 from .answers import drop_derivable, keep_answers
-from .bulk import KeyState, names_of, rate_chunk, read_chunks, roll_back, write_changes
+from .bulk import KeyState, names_of, rate_chunk, read_chunks, roll_back, use_kernel, write_changes
 from .reads import ReadsMixin
 from .rows import from_micros
 from .types import VersionInfo
@@ -171,9 +171,10 @@ class VersionsMixin(ReadsMixin):
             ).fetchone()[0]
         )
         placeholders = [""] * size
+        kernel = use_kernel(total)
         done = 0
         for _, _, rows in read_chunks(raw, self._pg, start, last):
-            changes = rate_chunk(raw, self._ph, rows, version.rules, state, placeholders)
+            changes = rate_chunk(raw, self._ph, rows, version.rules, state, placeholders, kernel)
             write_changes(raw, self._pg, vid, changes)
             done += len(rows)
             if progress is not None:
