@@ -19,7 +19,8 @@ the child: on PostgreSQL the server's own CPU is not in it). The ceiling is the 
 replay of the same N matches under the same rules in this process (``run_kernel`` on arrays read
 from the file); ``op CPU / kernel CPU`` says how far the database part is from it.
 
-``--before SRC`` runs every operation a second time with the package from another checkout's
+``--after SRC`` (default: this checkout's ``src``) and ``--before SRC`` choose the code: the
+children import the package from there. ``--before`` runs every operation a second time with the package from another checkout's
 ``src`` (e.g. ``/work/main/src``, the per-match fold path) on its own copy of the same base, and
 prints the before/after ratios.
 
@@ -204,6 +205,7 @@ def main() -> None:
     parser.add_argument("--db", default="sqlite,postgresql")
     parser.add_argument("--ops", default="rerate,void,activate,verify")
     parser.add_argument("--before", type=Path, help="src folder of the old code to compare with")
+    parser.add_argument("--after", type=Path, default=ROOT / "src", help="src folder of the new code")
     parser.add_argument("--child")
     parser.add_argument("--url")
     args = parser.parse_args()
@@ -212,7 +214,7 @@ def main() -> None:
         child(args.child, args.url, n)
         return
     print(f"bench_bulk: {n} ATP matches; load average {os.getloadavg()}", flush=True)
-    own = ROOT / "src"
+    own = args.after
     kernel = float(run_child("kernel", "", n, own)["cpu"])
     print(f"kernel's own replay of {n} matches: {kernel * 1000:.1f} ms CPU ({n / kernel:,.0f} matches/s)")
     for kind in args.db.split(","):

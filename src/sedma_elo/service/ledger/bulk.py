@@ -38,10 +38,10 @@ __all__ = [
     "copy_binary",
     "names_of",
     "parse_copy_binary",
+    "query_int64",
     "rate_chunk",
     "read_changes",
     "read_chunks",
-    "roll_back",
     "use_kernel",
     "write_changes",
 ]
@@ -113,7 +113,7 @@ def copy_binary(columns: list[Int64Array], widths: tuple[int, ...]) -> bytes:
     return _PGCOPY_HEADER + rows.tobytes() + b"\xff\xff"
 
 
-def _query_int64(raw: Any, pg: bool, sql: str, widths: tuple[int, ...]) -> Int64Array:
+def query_int64(raw: Any, pg: bool, sql: str, widths: tuple[int, ...]) -> Int64Array:
     """The result of ``sql`` (integer columns, no NULLs, no parameters) as an int64 array."""
     if pg:
         buf = bytearray()
@@ -143,7 +143,7 @@ def read_chunks(
             f"SELECT {_CHUNK_COLUMNS} FROM matches m WHERE NOT m.voided AND m.sequence > {int(low)}"
             f" AND m.sequence <= {int(end)} ORDER BY m.sequence LIMIT {int(chunk)}"
         )
-        rows = _query_int64(raw, pg, sql, _CHUNK_WIDTHS)
+        rows = query_int64(raw, pg, sql, _CHUNK_WIDTHS)
         if len(rows) < chunk:
             yield low, end, rows
             return
@@ -324,52 +324,5 @@ def read_changes(raw: Any, pg: bool, version_id: int, low: int, high: int) -> In
         "SELECT sequence, player_key, rating_before, rating_after FROM rating_changes"
         f" WHERE version_id = {int(version_id)} AND sequence > {int(low)} AND sequence <= {int(high)}"
     )
-    got = _query_int64(raw, pg, sql, (8, 4, 4, 4))
+    got = query_int64(raw, pg, sql, (8, 4, 4, 4))
     return got[np.lexsort((got[:, 1], got[:, 0]))]
-
-
-def roll_back(raw: Any, ph: str, version_id: int, start: int, state: KeyState) -> set[int]:
-    """Set ``version_id`` back to where it stood before ``start`` and load that into ``state``.
-
-    Every player with a change at or after ``start`` gets the rating before their first such
-    change, the count and last sequence of their earlier changes, or loses their row if they have
-    none; those changes are deleted. Then every player row of the version is read into ``state``.
-    Returns the keys of the players that have a row.
-    """
-    v, s = int(version_id), int(start)
-    earlier = (
-        f"FROM rating_changes e WHERE e.version_id = {v} AND e.player_key = f.player_key AND e.sequence < {s}"
-    )
-    touched = raw.execute(
-        f"SELECT p.player_id, rc.rating_before, (SELECT count(*) {earlier}),"
-        f" (SELECT max(e.sequence) {earlier})"
-        " FROM (SELECT player_key, min(sequence) AS first FROM rating_changes"
-        f" WHERE version_id = {v} AND sequence >= {s} GROUP BY player_key) f"
-        f" JOIN rating_changes rc ON rc.version_id = {v} AND rc.player_key = f.player_key"
-        " AND rc.sequence = f.first JOIN players p ON p.id = f.player_key"
-    ).fetchall()
-    if touched:
-        cur = raw.cursor()
-        gone = [(v, pid) for pid, _, count, _ in touched if count == 0]
-        kept = [(before, count, top, v, pid) for pid, before, count, top in touched if count > 0]
-        if gone:
-            cur.executemany(f"DELETE FROM player_ratings WHERE version_id = {ph} AND player_id = {ph}", gone)
-        if kept:
-            cur.executemany(
-                f"UPDATE player_ratings SET rating = {ph}, matches_played = {ph}, last_sequence = {ph}"
-                f" WHERE version_id = {ph} AND player_id = {ph}",
-                kept,
-            )
-        cur.execute(f"DELETE FROM rating_changes WHERE version_id = {v} AND sequence >= {s}")
-    pg = ph == "%s"
-    rows = _query_int64(
-        raw,
-        pg,
-        "SELECT p.id, pr.rating, pr.matches_played FROM player_ratings pr"
-        f" JOIN players p ON p.player_id = pr.player_id WHERE pr.version_id = {v}",
-        (4, 4, 4),
-    )
-    keys = rows[:, 0]
-    state.ratings[keys] = rows[:, 1]
-    state.games[keys] = rows[:, 2]
-    return set(keys.tolist())

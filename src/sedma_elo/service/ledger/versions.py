@@ -8,7 +8,6 @@ by the fold itself for two-against-two matches, the changes written with COPY or
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,17 +18,13 @@ from ...errors import NotFoundError
 from ...storage.schema import matches, rating_changes, rating_versions
 from . import feed_events
 from .answers import drop_derivable, keep_answers
-from .bulk import KeyState, names_of, rate_chunk, read_chunks, roll_back, use_kernel, write_changes
+from .bulk import read_changes, write_changes
 from .reads import ReadsMixin
+from .rebuild import Progress, Rebuild, changed_sequences
 from .rows import from_micros
 from .types import VersionInfo
-from .write_pg import write_players_pg
-from .write_sqlite import write_players_sqlite
 
 __all__ = ["VersionsMixin"]
-
-#: ``progress(done, total)``: matches rebuilt so far of those to rebuild.
-Progress = Callable[[int, int], None]
 
 
 class VersionsMixin(ReadsMixin):
@@ -61,16 +56,28 @@ class VersionsMixin(ReadsMixin):
                 throughs = {vid: self._through(conn, vid) for vid in ids}
                 rebuilt = [vid for vid in ids if throughs[vid] >= row.sequence]
                 raw: Any = conn.connection.driver_connection
-                # The rebuild changes what later answers derive from: keep those texts first.
-                keep_answers(raw, self._ph, self._version_raw, rebuilt, row.sequence)
+                # Rate every rebuilt version first, without writing: the new changes say which
+                # later answers the rebuild changes, and those texts are kept before it is written.
+                plans = []
+                for vid in rebuilt:
+                    plan = Rebuild(
+                        raw, self._ph, self._version(conn, vid), row.sequence, throughs[vid], row.sequence
+                    )
+                    new = np.concatenate([np.empty((0, 4), dtype=np.int64), *plan.rate(progress)])
+                    old = read_changes(raw, self._pg, vid, row.sequence - 1, throughs[vid])
+                    plans.append((plan, new, changed_sequences(old, new)))
+                changed = set().union(*(p[2] for p in plans))
+                keep_answers(raw, self._ph, self._version_raw, rebuilt, row.sequence, changed)
                 # A repeat of a voided match answers its voided view in the version active now.
                 conn.execute(
                     update(matches)
                     .where(m.sequence == row.sequence)
                     .values(voided=True, void_reason=why, version_id=self._active_id(conn))
                 )
-                for vid in rebuilt:
-                    self._rebuild_from(conn, self._version(conn, vid), row.sequence, throughs[vid], progress)
+                for plan, new, _ in plans:
+                    plan.roll_back()
+                    write_changes(raw, self._pg, plan.version.id, new)
+                    plan.write_players()
                 drop_derivable(raw, self._ph, self._version_raw, row.sequence - 1)
                 voided = feed_events.Voided(active, match_id, row.sequence, from_micros(row.played_at), why)
                 feed_events.record_void(conn, voided, feed_before)
@@ -98,7 +105,7 @@ class VersionsMixin(ReadsMixin):
             # The new version is rebuilt from the answer of the insert, never through the version
             # cache: if this transaction rolls back, SQLite hands its id to the next version.
             version = self._insert_version(conn, rules, label or rules.label, active=False)
-            self._rebuild_from(conn, version, 0, progress=progress)
+            self._rebuild_from(conn, version, 0, progress)
             if activate:
                 previous = feed_events.active_or_none(conn)
                 self._switch(conn, version.id)
@@ -118,7 +125,7 @@ class VersionsMixin(ReadsMixin):
             self._lock_ledger(conn)
             version = self._version(conn, version_id)
             # An inactive version received no new matches: catch it up with the ledger first.
-            self._rebuild_from(conn, version, self._through(conn, version_id) + 1, progress=progress)
+            self._rebuild_from(conn, version, self._through(conn, version_id) + 1, progress)
             previous = feed_events.active_or_none(conn)
             self._switch(conn, version_id)
             feed_events.record_switch(conn, version, previous)
@@ -139,54 +146,17 @@ class VersionsMixin(ReadsMixin):
         conn.execute(update(rating_versions).where(rating_versions.c.id == version_id).values(active=True))
 
     def _rebuild_from(
-        self,
-        conn: Connection,
-        version: VersionInfo,
-        start: int,
-        end: int | None = None,
-        progress: Progress | None = None,
+        self, conn: Connection, version: VersionInfo, start: int, progress: Progress | None = None
     ) -> None:
-        """Recompute ``version`` for every non-voided match with ``start <= sequence <= end``.
-
-        ``end`` (default: the whole ledger) lets a void rebuild an inactive version only as far as
-        its snapshot goes (:meth:`_through`); activation catches it up later. The ledger is read
-        in chunks of compact rows and rated by the kernel (the fold for team matches), and the
-        changes are written with COPY (PostgreSQL) or ``executemany`` (SQLite), chunk by chunk
-        (:mod:`.bulk`). ``progress(done, total)`` is called after every chunk.
+        """Recompute ``version`` for every non-voided match from sequence ``start`` on, streaming:
+        each chunk is rated (:class:`.rebuild.Rebuild`) and its changes written at once.
 
         Raises:
             ValidationError: the rules refuse a match (as the fold would).
         """
-        vid = version.id
         raw: Any = conn.connection.driver_connection  # psycopg or sqlite3, as the dialect says
-        last = 2**62 if end is None else end
-        size = int(raw.execute("SELECT coalesce(max(id), 0) + 1 FROM players").fetchone()[0])
-        state = KeyState.fresh(size, version.rules)
-        known = roll_back(raw, self._ph, vid, start, state)
-        total = int(
-            raw.execute(
-                f"SELECT count(*) FROM matches WHERE NOT voided AND sequence >= {self._ph}"
-                f" AND sequence <= {self._ph}",
-                (start, last),
-            ).fetchone()[0]
-        )
-        placeholders = [""] * size
-        kernel = use_kernel(total)
-        done = 0
-        for _, _, rows in read_chunks(raw, self._pg, start, last):
-            changes = rate_chunk(raw, self._ph, rows, version.rules, state, placeholders, kernel)
-            write_changes(raw, self._pg, vid, changes)
-            done += len(rows)
-            if progress is not None:
-                progress(done, total)
-        played = np.flatnonzero(state.last)
-        missing = set(played.tolist()) - state.names.keys()
-        if missing:
-            state.names.update(names_of(raw, self._ph, missing))
-        names = state.names
-        ids = [names[k] for k in played.tolist()]
-        ratings = dict(zip(ids, state.ratings[played].tolist(), strict=True))
-        games = dict(zip(ids, state.games[played].tolist(), strict=True))
-        last_seq = dict(zip(ids, state.last[played].tolist(), strict=True))
-        write_players = write_players_pg if self._pg else write_players_sqlite
-        write_players(raw, vid, ratings, games, last_seq, {names[k] for k in known if state.last[k]})
+        plan = Rebuild(raw, self._ph, version, start, 2**62)
+        plan.roll_back()
+        for changes in plan.rate(progress):
+            write_changes(raw, self._pg, version.id, changes)
+        plan.write_players()
