@@ -20,9 +20,9 @@ replay of the same N matches under the same rules in this process (``run_kernel`
 from the file); ``op CPU / kernel CPU`` says how far the database part is from it.
 
 ``--after SRC`` (default: this checkout's ``src``) and ``--before SRC`` choose the code: the
-children import the package from there. ``--before`` runs every operation a second time with the package from another checkout's
-``src`` (e.g. ``/work/main/src``, the per-match fold path) on its own copy of the same base, and
-prints the before/after ratios.
+children import the package from there. ``--before`` runs every operation a second time with the
+package from another checkout's ``src`` (e.g. ``/work/main/src``, the per-match fold path) on its
+own copy of the same base, and prints the before/after ratios.
 
 Usage::
 

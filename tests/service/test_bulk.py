@@ -10,6 +10,7 @@ through the fold path, with chunks of three rows so that runs cross chunk bounda
 from __future__ import annotations
 
 import tempfile
+from datetime import UTC, datetime
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from test_rule_space_ledger import team_history
 from conftest import _reset_pg
 from core.strategies import any_rules
 from sedma_elo import REFERENCE_RULES, Match, Rules
+from sedma_elo.batch.history import write_matches
 from sedma_elo.core.fold import RatingState
 from sedma_elo.service import Ledger
 from sedma_elo.service.ledger import bulk
@@ -122,3 +124,22 @@ def test_verify_names_a_tampered_change_in_a_later_chunk(db_url: str, path: str)
             assert not report.ok
             assert len(report.mismatches) == 2
             assert all(f"version 1, sequence {seq}, player p" in line for line in report.mismatches)
+
+
+def test_rerate_and_verify_draw_progress_bars(db_url: str, tmp_path: Path) -> None:
+    """--progress draws the re-rate's and verify's bars on stderr even when not on a terminal."""
+    from typer.testing import CliRunner
+
+    from sedma_elo.cli import app
+
+    runner = CliRunner()
+    source = tmp_path / "in.csv"
+    day = datetime(2026, 11, 1, tzinfo=UTC)
+    write_matches(source, [Match.single("ann", "ben", "a", match_id="h-1", played_at=day)])
+    assert runner.invoke(app, ["import", str(source), "--database-url", db_url]).exit_code == 0
+    rules = tmp_path / "r.toml"
+    REFERENCE_RULES.replace(version="9", k_top=20).save(rules)
+    rerate = runner.invoke(app, ["ratings", "rerate", str(rules), "--progress", "--database-url", db_url])
+    assert rerate.exit_code == 0 and "re-rate" in rerate.output
+    checked = runner.invoke(app, ["verify", "--progress", "--database-url", db_url])
+    assert checked.exit_code == 0 and "verify" in checked.output and "1/1" in checked.output
