@@ -10,8 +10,8 @@ through the fold path, with chunks of three rows so that runs cross chunk bounda
 from __future__ import annotations
 
 import tempfile
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
