@@ -17,7 +17,8 @@ from ..core.rules import load_rules
 from ..errors import SedmaEloError
 from . import app
 from .errors import fail, user_errors
-from .options import OutOption, RulesOption, SkipBad, one_path
+from .options import OutOption, ProgressOption, RulesOption, SkipBad, one_path
+from .progress import ProgressBar, show_progress
 
 if TYPE_CHECKING:
     from ..service.ledger import Ledger
@@ -347,10 +348,11 @@ def export_history(
 
 # ---------------------------------------------------------------------------- verify / void
 @app.command()
-def verify(database_url: DatabaseUrl = None) -> None:
-    """Replay the ledger with the pure engine and compare with the stored ratings; exit 1 on a mismatch."""
-    with user_errors(), _ledger(database_url) as ledger:
-        report = ledger.verify()
+def verify(database_url: DatabaseUrl = None, progress: ProgressOption = None) -> None:
+    """Replay the ledger with the rating core and compare with the stored ratings; exit 1 on a mismatch."""
+    with user_errors(), _ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
+        bar.phase("verify", None)
+        report = ledger.verify(progress=bar.update)
     for line in report.mismatches:
         err_console.print(f"[red]mismatch[/red] {line}")
     console.print(
@@ -366,14 +368,16 @@ def void(
     match_id: Annotated[str, typer.Argument(help="The match to void.")],
     reason: Annotated[str, typer.Option(help="Why (kept with the match).")] = "",
     database_url: DatabaseUrl = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Void a match: its effects and everything after it are recomputed from the ledger."""
     from ..core.ids import check_id
 
     try:
         match_id = check_id("match_id", match_id)
-        with _ledger(database_url) as ledger:
-            ledger.void(match_id, reason)
+        with _ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
+            bar.phase("rebuild", None)
+            ledger.void(match_id, reason, progress=bar.update)
     except SedmaEloError as exc:
         raise fail(exc) from exc
     console.print(f"Voided {match_id}.")
@@ -401,13 +405,15 @@ def ratings_rerate(
     ] = None,
     activate: Annotated[bool, typer.Option(help="Switch to the new version when done.")] = True,
     database_url: DatabaseUrl = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Re-rate the whole ledger under new rules (--rules FILE, or FILE) into a new ratings version."""
     try:
         chosen = one_path(("RULES", rules_path), ("--rules", rules_file))
         rules = load_rules(chosen)
-        with _ledger(database_url) as ledger:
-            info = ledger.rerate(rules, label, activate=activate)
+        with _ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
+            bar.phase("re-rate", None)
+            info = ledger.rerate(rules, label, activate=activate, progress=bar.update)
     except SedmaEloError as exc:
         raise fail(exc) from exc
     console.print(f"Version {info.id} ({info.label}) built" + (" and active." if info.active else "."))
@@ -417,11 +423,13 @@ def ratings_rerate(
 def ratings_activate(
     version_id: Annotated[int, typer.Argument(help="Version id (see `ratings list`).")],
     database_url: DatabaseUrl = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Make a ratings version the active one (atomically)."""
     try:
-        with _ledger(database_url) as ledger:
-            info = ledger.activate(version_id)
+        with _ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
+            bar.phase("catch up", None)
+            info = ledger.activate(version_id, progress=bar.update)
     except SedmaEloError as exc:
         raise fail(exc) from exc
     console.print(f"Version {info.id} ({info.label}) is active.")

@@ -19,7 +19,7 @@ Two facts change that derivation afterwards, and both are handled here:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from ...core.fold import RatingState
@@ -103,12 +103,24 @@ def _candidates(raw: Any, ph: str, version_ids: list[int], after: int) -> Iterat
         last = chunk[-1]
 
 
-def keep_answers(raw: Any, ph: str, version_of: VersionOf, version_ids: list[int], after: int) -> None:
+def keep_answers(
+    raw: Any,
+    ph: str,
+    version_of: VersionOf,
+    version_ids: list[int],
+    after: int,
+    only: Collection[int] | None = None,
+) -> None:
     """Before a rebuild of ``version_ids`` from ``after`` on: keep the answer text of every later
-    match applied in one of them (those kept already stay as they are)."""
+    match applied in one of them (those kept already stay as they are); with ``only``, of those
+    among these sequences (the caller knows the others derive the same answer after the rebuild)."""
     if not version_ids:
         return
     for chunk in _candidates(raw, ph, version_ids, after):
+        if only is not None:
+            chunk = [seq for seq in chunk if seq in only]
+            if not chunk:
+                continue
         marks = ", ".join([ph] * len(chunk))
         sql = f"SELECT sequence FROM kept_answers WHERE sequence IN ({marks})"
         kept = {int(r[0]) for r in raw.execute(sql, chunk).fetchall()}
