@@ -41,9 +41,9 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from typing import Any
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -286,9 +286,8 @@ def bench(kind: str, args: argparse.Namespace) -> None:
         for workers, new in writes.items():
             print(f"  writes/s, {workers} process(es): {new:.0f} = {new / top:.3f}x the bare-ASGI ceiling")
         if len(writes) > 1:
-            print(
-                f"  writes/s, {counts[-1]} processes against {counts[0]}: {writes[counts[-1]] / writes[counts[0]]:.3f}x"
-            )
+            ratio = writes[counts[-1]] / writes[counts[0]]
+            print(f"  writes/s, {counts[-1]} processes against {counts[0]}: {ratio:.3f}x")
         verify = subprocess.run([SEDMA_ELO, "verify", "--database-url", url], capture_output=True, text=True)
         print(f"  verify: exit {verify.returncode}: {' '.join(verify.stdout.split())}")
 

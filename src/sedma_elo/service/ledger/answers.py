@@ -55,9 +55,9 @@ _BEFORE = (
 _BEFORE_MANY = (
     "SELECT rc.sequence, p.player_id, rc.rating_before, (SELECT count(*) FROM rating_changes r2"
     " WHERE r2.version_id = rc.version_id AND r2.player_key = rc.player_key"
-    " AND r2.sequence < rc.sequence) FROM rating_changes rc JOIN players p ON p.id = rc.player_key"
-    " JOIN matches m ON m.sequence = rc.sequence AND m.version_id = rc.version_id"
-    " WHERE rc.sequence IN ({marks})"
+    " AND r2.sequence < rc.sequence) FROM matches m JOIN rating_changes rc"
+    " ON rc.version_id = m.version_id AND rc.sequence = m.sequence"
+    " JOIN players p ON p.id = rc.player_key WHERE m.sequence IN ({marks})"
 )
 #: Matches per chunk when keeping answers around a void.
 _CHUNK = 500
