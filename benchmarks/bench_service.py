@@ -202,13 +202,16 @@ def serve(url: str, port: int, workers: int, **extra_env: str) -> subprocess.Pop
 
 @contextmanager
 def fresh_database(kind: str) -> Iterator[str]:
-    """A new, empty database of ``kind`` (a SQLite file or a PostgreSQL database), dropped after use."""
+    """A new, empty database of ``kind`` (a SQLite file or a PostgreSQL database), dropped after use.
+
+    The PostgreSQL database is named ``$BENCH_DB_PREFIX_<random>`` (default prefix ``sedma_elo_bench``).
+    """
     tmp = tempfile.mkdtemp()
     pg_name = None
     if kind == "sqlite":
         url = f"sqlite:///{tmp}/bench.db"
     else:
-        pg_name = f"sedma_elo_bench_{secrets.token_hex(4)}"
+        pg_name = f"{os.environ.get('BENCH_DB_PREFIX', 'sedma_elo_bench')}_{secrets.token_hex(4)}"
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{pg_name}"')
         url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}"

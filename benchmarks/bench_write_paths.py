@@ -1,10 +1,11 @@
 """Match-write throughput of server variants, measured in alternating rounds against one database.
 
-Each variant is a server process on 127.0.0.1 (a free port), started fresh for each round; ``wrk``
+Each variant is a server process on 127.0.0.1 (``--port``), started fresh for each round; ``wrk``
 POSTs unique matches (the Lua script of ``bench_service.py``) for ``--duration`` seconds with
 ``--connections`` connections. Rounds alternate the variants (A B A B ...), so a load change on a
-shared machine hits both alike; the summary gives each variant's median requests/s and its ratio
-to the first variant.
+shared machine hits both alike; the summary gives each variant's median requests/s and the server
+process's median CPU time per request (``/proc``: less disturbed by other jobs than requests/s),
+each with its ratio to the first variant.
 
 Variants:
 
@@ -108,6 +109,12 @@ def singly() -> None:
     write_sqlite.repeat_answers = one_by_one  # type: ignore[assignment]
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start(variant: str, url: str, port: int) -> tuple[subprocess.Popen[bytes], str]:
     port_free(port)
     base = f"http://127.0.0.1:{port}"
@@ -141,6 +148,7 @@ def main() -> None:
     print(f"== {args.db}, {args.workload} matches: {args.rounds} rounds of {args.duration} s,", end="")
     print(f" {args.connections} connections")
     rates: dict[str, list[float]] = {v: [] for v in variants}
+    cpus: dict[str, list[float]] = {v: [] for v in variants}
     with fresh_database(args.db) as url:
         key = seed(url, args.players)
         for n in range(args.rounds):
@@ -149,16 +157,24 @@ def main() -> None:
                 try:
                     env = {"BENCH_KEY": key, "BENCH_PREFIX": f"r{n}{variant[:2]}{secrets.token_hex(2)}"}
                     lua = REPEAT_LUA if args.workload == "repeats" else POST_LUA
+                    cpu = cpu_seconds(proc.pid)
                     r = wrk(base, "/v1/matches", lua, args.duration, args.connections, env)
+                    cpu = cpu_seconds(proc.pid) - cpu
                 finally:
                     stop(proc)
+                per = cpu / max(int(r["requests"]), 1) * 1e6 if r["requests"] != "?" else float("nan")
                 print(f"  round {n + 1} {variant:<12} {r['rps']:>9} req/s", end="")
-                print(f"  p99 {r['p99']:>8}  non-2xx {r['non2xx']}")
+                print(f"  p99 {r['p99']:>8}  non-2xx {r['non2xx']}  server CPU {per:6.0f} µs per request")
+                cpus[variant].append(per)
                 rates[variant].append(float(r["rps"]))
     first = statistics.median(rates[variants[0]])
+    first_cpu = statistics.median(cpus[variants[0]])
     for variant in variants:
-        med = statistics.median(rates[variant])
-        print(f"  {variant:<12} median {med:9.1f} req/s  ratio to {variants[0]}: {med / first:.3f}")
+        med, cpu = statistics.median(rates[variant]), statistics.median(cpus[variant])
+        print(
+            f"  {variant:<13} median {med:9.1f} req/s, ratio to {variants[0]}: {med / first:.3f};"
+            f" server CPU {cpu:6.0f} µs per request, ratio {cpu / first_cpu:.3f}"
+        )
 
 
 if __name__ == "__main__":
