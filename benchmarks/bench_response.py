@@ -8,6 +8,11 @@ rates them under the reference rules, reads each result's explanation once (``re
 built lazily by ``rate()`` and paid for whatever the answer's encoding), then times only the text,
 for one-against-one and two-against-two matches.
 
+The same answer is also encoded the plain way, for comparison: the view as a dict
+(``views.match_view``, explanation sentences built per call) encoded by ``json.dumps``, by orjson
+and by msgspec (each skipped if not installed), and each encoder's text is compared with the
+hand-built one byte for byte (the stored answers' contract).
+
 Usage::
 
     .venv/bin/python benchmarks/bench_response.py [--matches 5000] [--repeat 7] [--seed 1]
@@ -20,13 +25,16 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import random
 import time
+from collections.abc import Callable
+from typing import Any
 
 from sedma_elo.core.engine import RatingResult, rate
 from sedma_elo.core.rules import REFERENCE_RULES
 from sedma_elo.service.ledger import VersionInfo, now_text
-from sedma_elo.service.ledger.views import response_text
+from sedma_elo.service.ledger.views import match_view, response_text, view_text
 from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload
 
 VERSION = VersionInfo(1, "reference", REFERENCE_RULES, True, now_text())
@@ -70,9 +78,49 @@ def workload(n: int, team: bool, seed: int) -> list[tuple[Submission, RatingResu
     return out
 
 
-def microseconds_per_match(work: list[tuple[Submission, RatingResult]], repeat: int) -> float:
-    """Best of ``repeat`` passes over ``work``: µs per ``response_text`` call."""
-    text = response_text
+Encoder = Callable[[Submission, int, VersionInfo, RatingResult], str | bytes]
+
+
+def _view(sub: Submission, seq: int, version: VersionInfo, result: RatingResult) -> dict[str, Any]:
+    return match_view(json.loads(sub.body), seq, sub.played_at, version, result, False, None)
+
+
+def encoders() -> dict[str, Encoder]:
+    """The answer text by hand and through each installed JSON library."""
+    out: dict[str, Encoder] = {
+        "hand-built text": response_text,
+        "dict + json.dumps": lambda sub, seq, v, r: view_text(_view(sub, seq, v, r)),
+    }
+    try:
+        import orjson
+    except ImportError:
+        print("orjson is not installed: skipped")
+    else:
+        out["dict + orjson"] = lambda sub, seq, v, r: orjson.dumps(_view(sub, seq, v, r))
+    try:
+        import msgspec
+    except ImportError:
+        print("msgspec is not installed: skipped")
+    else:
+        encode = msgspec.json.Encoder().encode
+        out["dict + msgspec"] = lambda sub, seq, v, r: encode(_view(sub, seq, v, r))
+    return out
+
+
+def same_bytes(work: list[tuple[Submission, RatingResult]], encode: Encoder) -> float:
+    """The share of ``work`` whose text from ``encode`` equals the hand-built text byte for byte."""
+    same = 0
+    for seq, (sub, result) in enumerate(work, 1):
+        text = encode(sub, seq, VERSION, result)
+        raw = text if isinstance(text, bytes) else text.encode()
+        same += raw == response_text(sub, seq, VERSION, result).encode()
+    return same / len(work)
+
+
+def microseconds_per_match(
+    work: list[tuple[Submission, RatingResult]], repeat: int, text: Encoder = response_text
+) -> float:
+    """Best of ``repeat`` passes over ``work``: µs per ``text`` call (the hand-built text by default)."""
     best = float("inf")
     for _ in range(repeat):
         gc.collect()
@@ -92,7 +140,14 @@ def main() -> None:
     args = parser.parse_args()
     for name, team in (("1-vs-1", False), ("2-vs-2", True)):
         work = workload(args.matches, team, args.seed)
-        print(f"{name}: {microseconds_per_match(work, args.repeat):.1f} µs per match")
+        base = 0.0
+        for label, encode in encoders().items():
+            us = microseconds_per_match(work, args.repeat, encode)
+            base = base or us
+            print(
+                f"{name} {label:<18}: {us:6.1f} µs per match ({us / base:4.2f}x the hand-built text),"
+                f" same bytes {same_bytes(work, encode):.1%}"
+            )
 
 
 if __name__ == "__main__":

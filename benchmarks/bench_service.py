@@ -4,17 +4,24 @@ For each database (SQLite file, and a fresh PostgreSQL database on 127.0.0.1:543
 
 1. seed the ledger through the normal import path: ``--players`` players (default 100,000), each in
    one match, so the leaderboard has that many rows;
-2. start ``sedma-elo serve`` on 127.0.0.1 with the rate limit off;
-3. ``wrk`` POSTs unique matches among the first 10,000 players (Lua script below) with 16 connections,
-   then reads the leaderboard (limit 50) and single players;
-4. print requests/s, p50 and p99 latency and the count of non-2xx answers; run ``sedma-elo verify``.
+2. measure the bare-ASGI ceiling: an app that only reads and parses the JSON body, under the same
+   uvicorn settings and the same wrk script as the match writes (printed as ``bare ASGI``);
+3. start ``sedma-elo serve`` on 127.0.0.1 with the rate limit off (for each ``--workers`` count);
+4. ``wrk`` POSTs unique matches among the first 10,000 players (Lua script below) with 16
+   connections, then repeats of seeded matches (the same body again), then reads the leaderboard
+   (limit 50) and single players;
+5. print requests/s, p50 and p99 latency and the count of non-2xx answers, the writes' ratio to the
+   ceiling, repeats against new writes, and the last process count against the first; run
+   ``sedma-elo verify``.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_service.py [--db sqlite|postgresql|both] [--duration 10]
+    .venv/bin/python benchmarks/bench_service.py [--db sqlite|postgresql|both] [--duration 10] \
+        [--workers 1,2]
     .venv/bin/python benchmarks/bench_service.py --metrics-cost 3   # the metrics middleware's cost
 
-Needs ``wrk`` (Debian: ``apt-get install -y wrk``).
+Needs ``wrk`` on the PATH: ``sudo apt-get install -y wrk`` (Debian, Ubuntu), ``brew install wrk``
+(macOS), or build it from https://github.com/wg/wrk.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import os
 import re
 import secrets
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -34,6 +43,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -67,6 +77,18 @@ function request()
     '{"match_id":"%s-%d-%d","player_a":"p%06d","player_b":"p%06d","winner":"%s",' ..
     '"stats":{"a":{"won_by_16":%d},"b":{"bad_moves":%d}}}',
     prefix, tid, counter, a, b, (math.random() < 0.5) and "a" or "b", math.random(0, 2), math.random(0, 3))
+  return wrk.format("POST", "/v1/matches", {["Content-Type"] = "application/json",
+    ["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")}, body)
+end
+"""
+
+# Repeats of the seeded matches (the same body again: 200 with the first answer). seed() stores
+# seed-i for odd i as p<i> against p<i+1>, won by a.
+REPEAT_LUA = r"""
+function request()
+  local i = 2 * math.random(0, 4999) + 1
+  local body = string.format(
+    '{"match_id":"seed-%d","player_a":"p%06d","player_b":"p%06d","winner":"a"}', i, i, i + 1)
   return wrk.format("POST", "/v1/matches", {["Content-Type"] = "application/json",
     ["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")}, body)
 end
@@ -135,30 +157,61 @@ def ledger_size(base: str) -> int:
         return int(json.loads(resp.read())["ledger_size"])
 
 
-def serve(url: str, port: int, workers: int, **extra_env: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "0", **extra_env}
-    proc = subprocess.Popen(
-        [SEDMA_ELO, "serve", "--database-url", url, "--port", str(port), "--workers", str(workers)], env=env
-    )
-    for _ in range(300):
+def port_free(port: int) -> None:
+    """Exit if something already listens on ``port`` (a benchmark would measure that instead)."""
+    with socket.socket() as s:
+        if s.connect_ex(("127.0.0.1", port)) == 0:
+            sys.exit(f"port {port} is in use: stop what listens there or pass --port")
+
+
+def started(cmd: list[str], health: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Run ``cmd`` in its own process group and wait until ``health`` answers."""
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    for _ in range(1200):  # two minutes: a loaded machine starts several processes slowly
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+            with urllib.request.urlopen(health, timeout=1):
                 return proc
         except OSError:
             time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("server did not start")
+    stop(proc)
+    raise RuntimeError(f"{cmd[1]} did not start")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server started by :func:`started` and every process it started (its group)."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    while True:  # the group's other processes (uvicorn's workers) may outlive the supervisor
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+
+
+def serve(url: str, port: int, workers: int, **extra_env: str) -> subprocess.Popen[bytes]:
+    port_free(port)
+    env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "0", **extra_env}
+    cmd = [SEDMA_ELO, "serve", "--database-url", url, "--port", str(port), "--workers", str(workers)]
+    return started(cmd, f"http://127.0.0.1:{port}/healthz", env)
 
 
 @contextmanager
 def fresh_database(kind: str) -> Iterator[str]:
-    """A new, empty database of ``kind`` (a SQLite file or a PostgreSQL database), dropped after use."""
+    """A new, empty database of ``kind`` (a SQLite file or a PostgreSQL database), dropped after use.
+
+    The PostgreSQL database is named ``$BENCH_DB_PREFIX_<random>`` (default prefix ``sedma_elo_bench``).
+    """
     tmp = tempfile.mkdtemp()
     pg_name = None
     if kind == "sqlite":
         url = f"sqlite:///{tmp}/bench.db"
     else:
-        pg_name = f"sedma_elo_bench_{secrets.token_hex(4)}"
+        pg_name = f"{os.environ.get('BENCH_DB_PREFIX', 'sedma_elo_bench')}_{secrets.token_hex(4)}"
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{pg_name}"')
         url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{pg_name}"
@@ -171,37 +224,99 @@ def fresh_database(kind: str) -> Iterator[str]:
                 conn.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
 
 
+def ceiling_app() -> Any:
+    """The bare-ASGI ceiling: an app that reads the body, parses its JSON and answers a small 201."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":  # lifespan: nothing to start
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        data = json.loads(b"".join(chunks) or b"{}")
+        body = json.dumps({"match_id": data.get("match_id")}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 201, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+def serve_ceiling(port: int) -> subprocess.Popen[bytes]:
+    """Start the ceiling app under uvicorn as ``serve`` runs it (same loop, parser, log settings)."""
+    port_free(port)
+    return started([sys.executable, __file__, "--ceiling-child", str(port)], f"http://127.0.0.1:{port}/")
+
+
+def ceiling(args: argparse.Namespace) -> float:
+    """Requests/s of the bare-ASGI ceiling under the match-write wrk script."""
+    proc = serve_ceiling(args.port)
+    try:
+        env = {"BENCH_KEY": "none", "BENCH_PREFIX": "c"}
+        r = wrk(
+            f"http://127.0.0.1:{args.port}", "/v1/matches", POST_LUA, args.duration, args.connections, env
+        )
+    finally:
+        stop(proc)
+    report("bare ASGI", r)
+    return rate(r)
+
+
+def rate(r: dict[str, str]) -> float:
+    return float(r["rps"]) if r["rps"] != "?" else float("nan")
+
+
 def bench(kind: str, args: argparse.Namespace) -> None:
+    """One database: the ceiling, then writes, repeats and reads for each process count."""
     print(f"== {kind} ({args.players} players, {args.connections} connections, {args.duration} s each)")
     with fresh_database(kind) as url:
         key = seed(url, args.players)
-        workers = args.workers or 1
+        counts = [int(n) for n in str(args.workers).split(",")] if args.workers else [1]
         if args.metrics_cost:
-            metrics_cost(url, key, workers, args)
+            metrics_cost(url, key, counts[0], args)
             return
-        proc = serve(url, args.port, workers)
-        base = f"http://127.0.0.1:{args.port}"
-        try:
-            env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
-            before = ledger_size(base)
-            w = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, env)
-            report("match writes", w)
-            print(
-                f"  {w['requests']} write requests answered; the ledger grew by {ledger_size(base) - before}"
-            )
-            report(
-                "leaderboard",
-                wrk(base, "/v1/leaderboard?limit=50", None, args.duration, args.connections, {}),
-            )
-            report(
-                "player reads",
-                wrk(base, "/v1/players/p000001", PLAYER_LUA, args.duration, args.connections, {}),
-            )
-        finally:
-            proc.terminate()
-            proc.wait(30)
+        top = ceiling(args)
+        writes: dict[int, float] = {}
+        for workers in counts:
+            print(f"  -- {workers} process{'es' if workers > 1 else ''}")
+            writes[workers] = served(url, key, workers, args)
+        for workers, new in writes.items():
+            print(f"  writes/s, {workers} process(es): {new:.0f} = {new / top:.3f}x the bare-ASGI ceiling")
+        if len(writes) > 1:
+            ratio = writes[counts[-1]] / writes[counts[0]]
+            print(f"  writes/s, {counts[-1]} processes against {counts[0]}: {ratio:.3f}x")
         verify = subprocess.run([SEDMA_ELO, "verify", "--database-url", url], capture_output=True, text=True)
         print(f"  verify: exit {verify.returncode}: {' '.join(verify.stdout.split())}")
+
+
+def served(url: str, key: str, workers: int, args: argparse.Namespace) -> float:
+    """Writes, repeats, leaderboard and player reads against ``serve --workers workers``; new writes/s."""
+    proc = serve(url, args.port, workers)
+    base = f"http://127.0.0.1:{args.port}"
+    try:
+        env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
+        before = ledger_size(base)
+        w = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, env)
+        report("match writes", w)
+        print(f"  {w['requests']} write requests answered; the ledger grew by {ledger_size(base) - before}")
+        r = wrk(base, "/v1/matches", REPEAT_LUA, args.duration, args.connections, env)
+        report("repeats", r)
+        print(f"  repeats/s against new writes/s: {rate(r) / rate(w):.3f}x")
+        report(
+            "leaderboard", wrk(base, "/v1/leaderboard?limit=50", None, args.duration, args.connections, {})
+        )
+        report(
+            "player reads", wrk(base, "/v1/players/p000001", PLAYER_LUA, args.duration, args.connections, {})
+        )
+    finally:
+        stop(proc)
+    return rate(w)
 
 
 def metrics_cost(url: str, key: str, workers: int, args: argparse.Namespace) -> None:
@@ -215,8 +330,7 @@ def metrics_cost(url: str, key: str, workers: int, args: argparse.Namespace) -> 
                 env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
                 w = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, env)
             finally:
-                proc.terminate()
-                proc.wait(30)
+                stop(proc)
             report(f"metrics {metrics:<5}", w)
             rates[metrics].append(float(w["rps"]) if w["rps"] != "?" else float("nan"))
     off, on = statistics.median(rates["false"]), statistics.median(rates["true"])
@@ -231,8 +345,11 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=100_000)
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--workers", type=int, default=0, help="API processes (default 1)")
+    parser.add_argument(
+        "--workers", default="1", help="API processes, or a list measured in turn in the same run (1,2)"
+    )
     parser.add_argument("--port", type=int, default=18_777)
+    parser.add_argument("--ceiling-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument(
         "--metrics-cost",
         type=int,
@@ -241,8 +358,17 @@ def main() -> None:
         help="instead: match writes with SEDMA_ELO_METRICS off and on, alternating, ROUNDS times each",
     )
     args = parser.parse_args()
+    if args.ceiling_child:
+        import uvicorn
+
+        uvicorn.run(
+            ceiling_app(), host="127.0.0.1", port=args.ceiling_child, access_log=False, log_level="warning"
+        )
+        return
     if shutil.which("wrk") is None:
-        sys.exit("wrk is not installed (Debian: apt-get install -y wrk)")
+        sys.exit(
+            "wrk is not installed: on Debian or Ubuntu `sudo apt-get install -y wrk`; elsewhere see https://github.com/wg/wrk"
+        )
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (shared with other jobs)")
     for kind in ("sqlite", "postgresql") if args.db == "both" else (args.db,):
         bench(kind, args)

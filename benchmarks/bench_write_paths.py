@@ -1,17 +1,26 @@
 """Match-write throughput of server variants, measured in alternating rounds against one database.
 
-Each variant is a server process on 127.0.0.1 (a free port), started fresh for each round; ``wrk``
+Each variant is a server process on 127.0.0.1 (``--port``), started fresh for each round; ``wrk``
 POSTs unique matches (the Lua script of ``bench_service.py``) for ``--duration`` seconds with
 ``--connections`` connections. Rounds alternate the variants (A B A B ...), so a load change on a
-shared machine hits both alike; the summary gives each variant's median requests/s and its ratio
-to the first variant.
+shared machine hits both alike; the summary gives each variant's median requests/s and the server
+process's median CPU time per request (``/proc``: less disturbed by other jobs than requests/s),
+each with its ratio to the first variant.
 
 Variants:
 
 * ``plain``: ``create_app(settings)``, nothing process-wide changed (what tests build);
 * ``tuned``: the same, after :func:`sedma_elo.service.runtime.tune_process` (what ``serve`` does:
   a short GIL switch interval and ``gc.freeze()`` once the app has started);
-* ``switch-only`` / ``freeze-only``: one of the two.
+* ``switch-only`` / ``freeze-only``: one of the two;
+* ``one-route``: ``tuned`` without the direct route (FastAPI's stack serves ``POST /v1/matches``);
+* ``json-dumps`` / ``orjson``: ``tuned`` with the answer text of a write built the plain way, as a
+  dict (``views.match_view``) encoded by ``json.dumps`` or by orjson (measurement only: orjson is
+  no dependency, ``pip install orjson`` to measure it), instead of the hand-built text;
+* ``repeat-singly``: ``tuned`` with each repeat's answer derived on its own (two statements per
+  repeat, as before 2026-12-01) instead of all of a batch's repeats together.
+
+``--workload repeats`` POSTs repeats of the seeded matches (the same body again) instead of new ones.
 
 Usage::
 
@@ -27,18 +36,25 @@ import argparse
 import os
 import secrets
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import POST_LUA, fresh_database, seed, wrk
+from bench_service import POST_LUA, REPEAT_LUA, fresh_database, port_free, seed, started, stop, wrk
 
-VARIANTS = ("plain", "tuned", "switch-only", "freeze-only", "one-route")
+VARIANTS = (
+    "plain",
+    "tuned",
+    "switch-only",
+    "freeze-only",
+    "one-route",
+    "json-dumps",
+    "orjson",
+    "repeat-singly",
+)
 
 
 def child(variant: str, url: str, port: int) -> None:
@@ -51,33 +67,59 @@ def child(variant: str, url: str, port: int) -> None:
     app = create_app(settings)
     if variant == "one-route":
         app.direct = None  # type: ignore[attr-defined]
+    if variant in ("json-dumps", "orjson", "repeat-singly"):
+        plain_answers(variant)
     if variant != "plain":
         runtime.tune_process(
-            switch_interval=variant in ("tuned", "switch-only", "one-route"),
-            freeze=variant in ("tuned", "freeze-only", "one-route"),
+            switch_interval=variant not in ("freeze-only",), freeze=variant not in ("switch-only",)
         )
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+def plain_answers(encoder: str) -> None:
+    """Build a write's answer as a dict encoded by ``encoder`` instead of the hand-built text."""
+    import json
+
+    from sedma_elo.service.ledger import answers, batch
+    from sedma_elo.service.ledger.views import match_view, view_text
+
+    if encoder == "orjson":
+        import orjson
+
+        def encode(view: dict[str, object]) -> str:
+            return orjson.dumps(view).decode()
+    else:
+        encode = view_text
+
+    def text(sub: Any, seq: int, version: Any, result: Any) -> str:
+        return encode(match_view(json.loads(sub.body), seq, sub.played_at, version, result, False, None))
+
+    batch.response_text = text  # type: ignore[assignment]
+    answers.response_text = text  # type: ignore[assignment]
 
 
-def start(variant: str, url: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, __file__, "--child", variant, url, str(port)])
+def singly() -> None:
+    """Derive each repeat's answer on its own, two statements per repeat (the code before 2026-12-01)."""
+    from sedma_elo.service.ledger import answers, write_pg, write_sqlite
+
+    def one_by_one(raw: Any, ph: str, version_of: Any, subs: Any, stored: Any) -> Any:
+        return lambda seq: answers.derive_answer(raw, ph, version_of, seq)
+
+    write_pg.repeat_answers = one_by_one  # type: ignore[assignment]
+    write_sqlite.repeat_answers = one_by_one  # type: ignore[assignment]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start(variant: str, url: str, port: int) -> tuple[subprocess.Popen[bytes], str]:
+    port_free(port)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=1):
-                return proc, base
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("server did not start")
+    proc = started([sys.executable, __file__, "--child", variant, url, str(port)], f"{base}/healthz")
+    return proc, base
 
 
 def main() -> None:
@@ -90,6 +132,8 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=8)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--variants", default="plain,tuned")
+    parser.add_argument("--port", type=int, default=18_310)
+    parser.add_argument("--workload", choices=["new", "repeats"], default="new")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -101,26 +145,36 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install -y wrk)")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (shared with other jobs)")
-    print(f"== {args.db}: {args.rounds} rounds of {args.duration} s, {args.connections} connections")
+    print(f"== {args.db}, {args.workload} matches: {args.rounds} rounds of {args.duration} s,", end="")
+    print(f" {args.connections} connections")
     rates: dict[str, list[float]] = {v: [] for v in variants}
+    cpus: dict[str, list[float]] = {v: [] for v in variants}
     with fresh_database(args.db) as url:
         key = seed(url, args.players)
         for n in range(args.rounds):
             for variant in variants:
-                proc, base = start(variant, url)
+                proc, base = start(variant, url, args.port)
                 try:
                     env = {"BENCH_KEY": key, "BENCH_PREFIX": f"r{n}{variant[:2]}{secrets.token_hex(2)}"}
-                    r = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, env)
+                    lua = REPEAT_LUA if args.workload == "repeats" else POST_LUA
+                    cpu = cpu_seconds(proc.pid)
+                    r = wrk(base, "/v1/matches", lua, args.duration, args.connections, env)
+                    cpu = cpu_seconds(proc.pid) - cpu
                 finally:
-                    proc.terminate()
-                    proc.wait(30)
+                    stop(proc)
+                per = cpu / max(int(r["requests"]), 1) * 1e6 if r["requests"] != "?" else float("nan")
                 print(f"  round {n + 1} {variant:<12} {r['rps']:>9} req/s", end="")
-                print(f"  p99 {r['p99']:>8}  non-2xx {r['non2xx']}")
+                print(f"  p99 {r['p99']:>8}  non-2xx {r['non2xx']}  server CPU {per:6.0f} µs per request")
+                cpus[variant].append(per)
                 rates[variant].append(float(r["rps"]))
     first = statistics.median(rates[variants[0]])
+    first_cpu = statistics.median(cpus[variants[0]])
     for variant in variants:
-        med = statistics.median(rates[variant])
-        print(f"  {variant:<12} median {med:9.1f} req/s  ratio to {variants[0]}: {med / first:.3f}")
+        med, cpu = statistics.median(rates[variant]), statistics.median(cpus[variant])
+        print(
+            f"  {variant:<13} median {med:9.1f} req/s, ratio to {variants[0]}: {med / first:.3f};"
+            f" server CPU {cpu:6.0f} µs per request, ratio {cpu / first_cpu:.3f}"
+        )
 
 
 if __name__ == "__main__":

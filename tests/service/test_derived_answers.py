@@ -213,3 +213,20 @@ def test_repeats_equal_first_answers_under_any_rules(db_url: str, rules: Rules, 
             assert _repeats(ledger, bodies) == first
         finally:
             ledger.db.dispose()
+
+
+def test_one_batch_answers_repeats_a_voided_repeat_a_new_match_and_a_conflict(db_url: str) -> None:
+    """Repeats derived together in one batch: each its first answer, the voided one its voided view."""
+    ledger = Ledger(open_database(db_url))
+    try:
+        ledger.ensure_version()
+        first = _first_answers(ledger, BODIES)
+        ledger.void("d-6", "entered twice")
+        subs = [BODIES[0], BODIES[5], single("n-1"), {**BODIES[1], "winner": "a"}, BODIES[2]]
+        out = ledger.apply([_sub(b) for b in subs])
+        assert [o.status for o in out] == ["repeat", "repeat", "created", "error", "repeat"]
+        assert (out[0].body, out[4].body) == (first["d-1"], first["d-3"])
+        voided = json.loads(out[1].body)
+        assert (voided["match_id"], voided["voided"], voided["changes"]) == ("d-6", True, [])
+    finally:
+        ledger.db.dispose()

@@ -19,32 +19,51 @@ Two facts change that derivation afterwards, and both are handled here:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from ...core.fold import RatingState
+from ..payload import Submission
 from .rows import MATCH_COLUMNS, MATCH_FROM, submission_of
 from .types import VersionInfo
 from .views import match_view, response_text, view_text
 
-__all__ = ["derive_answer", "drop_derivable", "keep_answers", "standing_before"]
+__all__ = [
+    "derive_answer",
+    "derive_answers",
+    "drop_derivable",
+    "keep_answers",
+    "repeat_answers",
+    "standing_before",
+]
 
 #: A version by id (:meth:`LedgerBase._version_raw` bound to the connection's ledger).
 VersionOf = Callable[[Any, int], VersionInfo]
 
 _FACTS = (
     f"SELECT {MATCH_COLUMNS}, m.voided, m.void_reason, m.version_id, k.response FROM {MATCH_FROM}"
-    " LEFT JOIN kept_answers k ON k.sequence = m.sequence WHERE m.sequence = {ph}"
+    " LEFT JOIN kept_answers k ON k.sequence = m.sequence WHERE m.sequence IN ({marks})"
 )
 # Each player's rating before the match and games played before it, in the match's version.
 _BEFORE = (
-    "SELECT p.player_id, rc.rating_before, (SELECT count(*) FROM rating_changes r2"
+    "SELECT rc.sequence, p.player_id, rc.rating_before, (SELECT count(*) FROM rating_changes r2"
     " WHERE r2.version_id = rc.version_id AND r2.player_key = rc.player_key"
     " AND r2.sequence < rc.sequence) FROM rating_changes rc JOIN players p ON p.id = rc.player_key"
     " WHERE rc.version_id = {ph} AND rc.sequence = {ph}"
 )
+# The same for several matches, each in the version it was applied in.
+_BEFORE_MANY = (
+    "SELECT rc.sequence, p.player_id, rc.rating_before, (SELECT count(*) FROM rating_changes r2"
+    " WHERE r2.version_id = rc.version_id AND r2.player_key = rc.player_key"
+    " AND r2.sequence < rc.sequence) FROM matches m JOIN rating_changes rc"
+    " ON rc.version_id = m.version_id AND rc.sequence = m.sequence"
+    " JOIN players p ON p.id = rc.player_key WHERE m.sequence IN ({marks})"
+)
 #: Matches per chunk when keeping answers around a void.
 _CHUNK = 500
+
+#: Per match sequence: each player's rating before it and games played before it.
+Standings = dict[int, tuple[dict[str, int], dict[str, int]]]
 
 
 def derive_answer(raw: Any, ph: str, version_of: VersionOf, sequence: int, *, kept: bool = True) -> str:
@@ -55,9 +74,56 @@ def derive_answer(raw: Any, ph: str, version_of: VersionOf, sequence: int, *, ke
     Raises:
         LookupError: no match has this sequence, or its version holds no rating change for it.
     """
-    row = raw.execute(_FACTS.format(ph=ph), (sequence,)).fetchone()
+    row = raw.execute(_FACTS.format(marks=ph), (sequence,)).fetchone()
     if row is None:
         raise LookupError(f"no match has sequence {sequence}")
+    version_id = int(row[-2])
+    standing = {sequence: standing_before(raw, ph, version_id, sequence)}
+    return _answer(row, standing, version_of, raw, kept)
+
+
+def derive_answers(raw: Any, ph: str, version_of: VersionOf, sequences: Collection[int]) -> dict[int, str]:
+    """:func:`derive_answer` of several stored matches (kept texts used), in two statements
+    whatever their number: what a batch of repeats needs, one round trip each on PostgreSQL.
+
+    Raises:
+        LookupError: one of ``sequences`` is no stored match, or its version holds no rating
+            change for it.
+    """
+    wanted = sorted(set(sequences))
+    if not wanted:
+        return {}
+    marks = ", ".join([ph] * len(wanted))
+    rows = raw.execute(_FACTS.format(marks=marks), wanted).fetchall()
+    standings: Standings = {seq: ({}, {}) for seq in wanted}
+    for seq, pid, rating, count in raw.execute(_BEFORE_MANY.format(marks=marks), wanted).fetchall():
+        before, games = standings[int(seq)]
+        before[pid] = rating
+        games[pid] = int(count)
+    texts = {int(row[0]): _answer(row, standings, version_of, raw, True) for row in rows}
+    if missing := set(wanted) - set(texts):
+        raise LookupError(f"no match has sequence {min(missing)}")
+    return texts
+
+
+def repeat_answers(
+    raw: Any, ph: str, version_of: VersionOf, subs: Iterable[Submission], stored: dict[str, tuple[str, int]]
+) -> Callable[[int], str]:
+    """The ``answer`` of a :class:`~.batch.Batch`: the answers of all the batch's repeats of stored
+    matches (``stored``: match id to body hash and sequence) derived together on the first ask."""
+    repeats = [seen[1] for sub in subs if (seen := stored.get(sub.match_id)) and seen[0] == sub.body_hash]
+    texts: dict[int, str] = {}
+
+    def answer(sequence: int) -> str:
+        if not texts:
+            texts.update(derive_answers(raw, ph, version_of, repeats))
+        return texts[sequence] if sequence in texts else derive_answer(raw, ph, version_of, sequence)
+
+    return answer
+
+
+def _answer(row: Any, standings: Standings, version_of: VersionOf, raw: Any, kept: bool) -> str:
+    """The answer text of one ``_FACTS`` row, given the standings before each match."""
     voided, reason, version_id, text = row[-4:]
     if kept and text is not None and not voided:
         return str(text)
@@ -66,7 +132,7 @@ def derive_answer(raw: Any, ph: str, version_of: VersionOf, sequence: int, *, ke
     if voided:
         view = match_view(json.loads(sub.body), seq, sub.played_at, version, None, True, reason)
         return view_text(view)
-    before, games = standing_before(raw, ph, version.id, seq)
+    before, games = standings.get(seq, ({}, {}))
     if set(before) != set(sub.match.players):
         raise LookupError(f"version {version.id} holds no rating changes for sequence {seq}")
     result = RatingState(before, games).rate(sub.match, version.rules)
@@ -80,7 +146,7 @@ def standing_before(
     (empty for a match the version did not rate): what the writer knew when it rated the match."""
     before: dict[str, int] = {}
     games: dict[str, int] = {}
-    for pid, rating, count in raw.execute(_BEFORE.format(ph=ph), (version_id, sequence)).fetchall():
+    for _, pid, rating, count in raw.execute(_BEFORE.format(ph=ph), (version_id, sequence)).fetchall():
         before[pid] = rating
         games[pid] = int(count)
     return before, games

@@ -14,7 +14,7 @@ import psycopg
 
 from ...errors import NotFoundError
 from ..payload import Submission
-from .answers import derive_answer
+from .answers import repeat_answers
 from .base import LedgerBase
 from .batch import Batch, BatchRows, TryAgain, rate_batch
 from .feed_events import append_match_events
@@ -56,7 +56,7 @@ def apply_pg(
             raise NotFoundError("there is no active ratings version")
         version = ledger._version_raw(raw, int(active[0]))
         stored = {r[0]: (stored_hash(r[1]), int(r[2])) for r in stored_cur.fetchall()}
-        derive = (lambda seq: derive_answer(raw, "%s", ledger._version_raw, seq)) if answers else None
+        derive = repeat_answers(raw, "%s", ledger._version_raw, subs, stored) if answers else None
         batch = Batch(subs, stored, derive)
         ratings = {}
         played = {}

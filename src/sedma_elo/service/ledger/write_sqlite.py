@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from ...errors import NotFoundError
 from ..payload import Submission
-from .answers import derive_answer
+from .answers import repeat_answers
 from .base import LedgerBase
 from .batch import Batch, BatchRows, rate_batch
 from .feed_events import append_match_events
@@ -56,7 +56,7 @@ def _apply_in(
             ids,
         )
     }
-    derive = (lambda seq: derive_answer(raw, "?", ledger._version_raw, seq)) if answers else None
+    derive = repeat_answers(raw, "?", ledger._version_raw, subs, stored) if answers else None
     batch = Batch(subs, stored, derive)
     players = sorted({p for i in batch.todo for p in subs[i].match.players})
     ratings: dict[str, int] = {}
