@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_judge.py           # 120 two-player + 60 four-player matches, 5 seeds
+    .venv/bin/python benchmarks/bench_judge.py           # 60 two-player + 36 four-player matches, 5 seeds
     .venv/bin/python benchmarks/bench_judge.py --quick   # 12 + 6 matches
 
 Every match is analysed under 5 analysis seeds (``AnalysisConfig.seed`` 0..4, mixed into the record's
@@ -128,10 +128,10 @@ def main() -> None:
     parser.add_argument("--max-stock", type=int, default=None, help="default: the analysis default")
     parser.add_argument("--players", type=int, choices=(2, 4), default=None, help="default: both")
     parser.add_argument(
-        "--matches2", type=int, default=None, help="two-player matches (default 120, quick 12)"
+        "--matches2", type=int, default=None, help="two-player matches (default 60, quick 12)"
     )
     parser.add_argument(
-        "--matches4", type=int, default=None, help="four-player matches (default 60, quick 6)"
+        "--matches4", type=int, default=None, help="four-player matches (default 36, quick 6)"
     )
     args = parser.parse_args()
     config = AnalysisConfig(
@@ -145,9 +145,9 @@ def main() -> None:
     print(f"config: {config}")
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if args.players in (None, 2):
-        bench(args.matches2 or (12 if args.quick else 120), 2, config)
+        bench(args.matches2 or (12 if args.quick else 60), 2, config)
     if args.players in (None, 4):
-        bench(args.matches4 or (6 if args.quick else 60), 4, config)
+        bench(args.matches4 or (6 if args.quick else 36), 4, config)
 
 
 if __name__ == "__main__":

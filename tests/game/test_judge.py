@@ -68,6 +68,24 @@ def test_sampled_verdict_is_a_function_of_the_seed() -> None:
         assert a == b and a.deals in (8, 16, 32, 64)
 
 
+def test_a_sampled_verdict_that_is_not_clearly_good_is_redone_over_all_deals() -> None:
+    """Sampled "bad" or "open" verdicts become the all-deals verdict; only clear "not bad" stays sampled."""
+    record = load_record(EXAMPLE)
+    positions = [(st.copy(), mv.move) for _r, _i, st, mv in iter_positions(record) if 0 < st.stock_size <= 2]
+    kw = {"share": 0.5, "confidence": 0.95, "min_deals": 8, "max_deals": 32}
+    redone = 0
+    for state, _played in positions:
+        for move in state.legal_moves():
+            args = (state, move, (1, 2, 3), VALUES, 7)
+            v = judge_sampled(*args, **kw, max_listed_close=4096)  # type: ignore[arg-type]
+            if v.method == "sampled":
+                assert not v.bad and judge_sampled(*args, **kw) == v  # type: ignore[arg-type]
+            else:
+                redone += 1
+                assert v == judge_sampled(*args, **kw, max_listed=4096)  # type: ignore[arg-type]
+    assert redone > 0
+
+
 def test_the_seed_comes_from_the_record() -> None:
     """Equal records give equal seeds; another player id (or config seed) gives another."""
     record = load_record(EXAMPLE)

@@ -62,7 +62,7 @@ class AnalysisConfig:
             over all deals when they are at most this many (0: never), so that no flagged move
             depends on the seed where the deals can be listed.
         max_stock: sampled moves are judged only when the stock holds at most this many cards
-            (``None``: 6 for two players, 0 for four: the speed goal, see ``docs/game.md``).
+            (``None``: 8 for two players, 0 for four: the speed goal, see ``docs/game.md``).
         seed: mixed into the record's own seed; the same record, config and seed give the same result.
         judge: which moves are judged: ``all``, ``exact`` (exact positions only) or ``none``.
     """
@@ -70,7 +70,7 @@ class AnalysisConfig:
     share: float = 0.5
     confidence: float = 0.99
     min_deals: int = 16
-    max_deals: int = 512
+    max_deals: int = 2048
     max_listed: int = 512
     max_listed_close: int = 4096
     max_stock: int | None = None
@@ -97,7 +97,7 @@ class AnalysisConfig:
         """The largest stock at which sampled moves are judged."""
         if self.max_stock is not None:
             return self.max_stock
-        return 6 if players == 2 else 0
+        return 8 if players == 2 else 0
 
 
 @dataclass(frozen=True, slots=True)
