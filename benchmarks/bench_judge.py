@@ -2,8 +2,8 @@
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_judge.py           # 40 two-player + 12 four-player matches, 5 seeds
-    .venv/bin/python benchmarks/bench_judge.py --quick   # 10 + 4 matches
+    .venv/bin/python benchmarks/bench_judge.py           # 60 two-player + 36 four-player matches, 5 seeds
+    .venv/bin/python benchmarks/bench_judge.py --quick   # 12 + 6 matches
 
 Every match is analysed under 5 analysis seeds (``AnalysisConfig.seed`` 0..4, mixed into the record's
 own seed). Printed per table size:
@@ -19,6 +19,7 @@ own seed). Printed per table size:
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections import defaultdict
@@ -95,7 +96,11 @@ def bench(n: int, players: int, config: AnalysisConfig) -> None:
     sampled_all = sum(1 for k in sampled_keys if len(flagged[k]) == len(SEEDS))
     spread = max(max(c) - min(c) for c in counts.values())
     median, base = statistics.median(times), statistics.median(base_times)
-    print(f"{players} players, {n} matches, {judged} judged moves ({unjudged} choices too early to judge)")
+    share = 100 * judged / max(1, judged + unjudged)
+    print(
+        f"{players} players, {n} matches, {judged} judged moves of {judged + unjudged} real choices "
+        f"({share:.1f}% judged; {unjudged} too early in the round)"
+    )
     print(
         f"  stability: {in_all}/{len(flagged)} flagged moves flagged under all {len(SEEDS)} seeds "
         f"({100 * in_all / max(1, len(flagged)):.1f}%); sampled ones {sampled_all}/{len(sampled_keys)}; "
@@ -118,9 +123,16 @@ def main() -> None:
     parser.add_argument("--max-deals", type=int, default=AnalysisConfig().max_deals)
     parser.add_argument("--min-deals", type=int, default=AnalysisConfig().min_deals)
     parser.add_argument("--max-listed", type=int, default=AnalysisConfig().max_listed)
+    parser.add_argument("--max-listed-close", type=int, default=AnalysisConfig().max_listed_close)
     parser.add_argument("--confidence", type=float, default=AnalysisConfig().confidence)
     parser.add_argument("--max-stock", type=int, default=None, help="default: the analysis default")
     parser.add_argument("--players", type=int, choices=(2, 4), default=None, help="default: both")
+    parser.add_argument(
+        "--matches2", type=int, default=None, help="two-player matches (default 60, quick 12)"
+    )
+    parser.add_argument(
+        "--matches4", type=int, default=None, help="four-player matches (default 36, quick 6)"
+    )
     args = parser.parse_args()
     config = AnalysisConfig(
         min_deals=args.min_deals,
@@ -128,12 +140,14 @@ def main() -> None:
         confidence=args.confidence,
         max_stock=args.max_stock,
         max_listed=args.max_listed,
+        max_listed_close=args.max_listed_close,
     )
     print(f"config: {config}")
+    print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if args.players in (None, 2):
-        bench(10 if args.quick else 40, 2, config)
+        bench(args.matches2 or (12 if args.quick else 60), 2, config)
     if args.players in (None, 4):
-        bench(4 if args.quick else 12, 4, config)
+        bench(args.matches4 or (6 if args.quick else 36), 4, config)
 
 
 if __name__ == "__main__":

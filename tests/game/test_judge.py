@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sedma_elo.game.analysis import AnalysisConfig, analyze, record_seed
+from sedma_elo.game.analysis import AnalysisConfig, analyze, cost_words, record_seed
 from sedma_elo.game.cards import parse_card
 from sedma_elo.game.judge import _bounds, judge_exact, judge_sampled, looks
 from sedma_elo.game.record import iter_positions, load_record
@@ -68,6 +68,24 @@ def test_sampled_verdict_is_a_function_of_the_seed() -> None:
         assert a == b and a.deals in (8, 16, 32, 64)
 
 
+def test_a_sampled_verdict_that_is_not_clearly_good_is_redone_over_all_deals() -> None:
+    """Sampled "bad" or "open" verdicts become the all-deals verdict; only clear "not bad" stays sampled."""
+    record = load_record(EXAMPLE)
+    positions = [(st.copy(), mv.move) for _r, _i, st, mv in iter_positions(record) if 0 < st.stock_size <= 2]
+    kw = {"share": 0.5, "confidence": 0.95, "min_deals": 8, "max_deals": 32}
+    redone = 0
+    for state, _played in positions:
+        for move in state.legal_moves():
+            args = (state, move, (1, 2, 3), VALUES, 7)
+            v = judge_sampled(*args, **kw, max_listed_close=4096)  # type: ignore[arg-type]
+            if v.method == "sampled":
+                assert not v.bad and judge_sampled(*args, **kw) == v  # type: ignore[arg-type]
+            else:
+                redone += 1
+                assert v == judge_sampled(*args, **kw, max_listed=4096)  # type: ignore[arg-type]
+    assert redone > 0
+
+
 def test_the_seed_comes_from_the_record() -> None:
     """Equal records give equal seeds; another player id (or config seed) gives another."""
     record = load_record(EXAMPLE)
@@ -93,6 +111,34 @@ def test_details_serialise_to_json_with_one_based_numbers() -> None:
     assert (first["round"], first["move"], first["player"], first["played"]) == (2, 27, "alice", "7c")
     assert first["better"] == ["stop"] and "won round into a lost one" in first["cost"]
     assert [r["kind"] for r in again["rounds"]] == ["24", "4_and_last", "plain"]
+
+
+def test_each_cost_has_a_structured_detail_matching_its_words() -> None:
+    """The example's exact bad moves: alice's 7c loses a plain win at 4:1, bob's Ts at 1:4 likewise."""
+    data = analyze(load_record(EXAMPLE), AnalysisConfig(judge="exact")).to_dict()
+    details = [(b["round"], b["move"], b["cost_detail"]) for b in data["bad_moves"]]  # type: ignore[union-attr]
+    assert details == [
+        (2, 27, {"kind": "lost_round", "score": "4:1"}),
+        (3, 29, {"kind": "lost_round", "score": "1:4"}),  # bob has 1 point, alice 4
+    ]
+    assert all(cost_words(b["cost_detail"]) == b["cost"] for b in data["bad_moves"])  # type: ignore[union-attr]
+
+
+def test_cost_words_name_the_outcomes_unless_a_plain_win_is_lost() -> None:
+    """A 16er conceded where a plain loss was possible names both outcomes; a sampled cost its numbers."""
+    conceded = {"kind": "conceded_16", "score": "3:2", "got": "lost_16", "best": "lost"}
+    assert cost_words(conceded) == "conceded a 16er at 3:2 (lost (16er against) instead of lost)"
+    sampled = {
+        "kind": "lost_value",
+        "score": "1:0",
+        "share": 81,
+        "deals": 64,
+        "all_deals": False,
+        "value": 1.5,
+    }
+    assert cost_words(sampled) == (
+        "lost value in 81% of 64 deals of the unseen cards at 1:0: 1.50 match points on average"
+    )
 
 
 def test_bounds_hold_for_thousands_of_deals() -> None:

@@ -96,20 +96,22 @@ def _german() -> PageText:
 
 
 def test_costs_are_translated_in_every_form_the_analysis_words() -> None:
-    """Exact costs with outcomes, and sampled costs, come out in German with their numbers."""
+    """Exact costs with outcomes, and sampled costs, come out in German from their cost detail."""
     de = _german()
-    assert cost_text("conceded a 16er at 3:2 (lost (16er against) instead of lost)", de) == (
+    conceded = {"kind": "conceded_16", "score": "3:2", "got": "lost_16", "best": "lost"}
+    assert cost_text({"cost": "(English)", "cost_detail": conceded}, de) == (
         "gab dem Gegner eine Runde mit 16 Punkten beim Stand 3:2 "
         "(verloren (mit 16 Punkten gegen sich) statt verloren)"
     )
-    assert cost_text(
-        "lost value in 77% of all 30 deals of the unseen cards at 4:1: 1.53 match points on average", de
-    ) == (
+    every = {"kind": "lost_value", "score": "4:1", "share": 77, "deals": 30, "all_deals": True, "value": 1.53}
+    assert cost_text({"cost": "(English)", "cost_detail": every}, de) == (
         "verlor Wert in 77 % aller 30 Verteilungen der ungesehenen Karten beim Stand 4:1: "
         "im Mittel 1,53 Matchpunkte"
     )
 
 
-def test_an_unknown_cost_is_shown_as_given() -> None:
-    """A cost worded in a way the page does not know is printed unchanged."""
-    assert cost_text("something new at 2:2", _german()) == "something new at 2:2"
+def test_a_cost_without_a_known_detail_is_shown_as_given() -> None:
+    """An older analysis (no cost detail) or an unknown code shows the English cost unchanged."""
+    assert cost_text({"cost": "something new at 2:2"}, _german()) == "something new at 2:2"
+    unknown = {"cost": "odd at 1:1", "cost_detail": {"kind": "odd", "score": "1:1"}}
+    assert cost_text(unknown, _german()) == "odd at 1:1"

@@ -53,6 +53,8 @@ class BadMovesChoice(StrEnum):
     none = "none"
 
 
+_DEFAULTS = AnalysisConfig()  # the options' defaults are the analysis's own
+
 _JUDGES: dict[JudgeChoice, Judge] = {
     JudgeChoice.all: "all",
     JudgeChoice.exact: "exact",
@@ -142,15 +144,17 @@ def analyze_command(
     ] = False,
     min_deals: Annotated[
         int, typer.Option(help="Deals of the unseen cards solved at first for a move judged by sampling.")
-    ] = 16,
-    max_deals: Annotated[int, typer.Option(help="Most deals for a move whose verdict is still open.")] = 512,
+    ] = _DEFAULTS.min_deals,
+    max_deals: Annotated[
+        int, typer.Option(help="Most deals for a move whose verdict is still open.")
+    ] = _DEFAULTS.max_deals,
     max_stock: Annotated[
         int | None,
         typer.Option(help="Judge hidden-card moves only up to this many stock cards."),
     ] = None,
     max_listed: Annotated[
         int, typer.Option(help="Solve every deal of the unseen cards when they are at most this many.")
-    ] = 512,
+    ] = _DEFAULTS.max_listed,
     confidence: Annotated[float, typer.Option(help="Confidence of a sampled verdict, in (0.5, 1).")] = 0.99,
     seed: Annotated[int, typer.Option(help="Mixed into the record's own sampling seed.")] = 0,
     lang: Annotated[

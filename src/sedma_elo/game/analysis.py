@@ -34,7 +34,18 @@ from .value import ValueSolver, stakes_of
 
 Judge = Literal["all", "exact", "none"]
 
-__all__ = ["AnalysisConfig", "BadMove", "Judge", "MatchAnalysis", "PlayerReport", "analyze", "record_seed"]
+__all__ = [
+    "COST_WORDS",
+    "AnalysisConfig",
+    "BadMove",
+    "Judge",
+    "MatchAnalysis",
+    "PlayerReport",
+    "analyze",
+    "cost_detail",
+    "cost_words",
+    "record_seed",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +58,11 @@ class AnalysisConfig:
         min_deals, max_deals: deals solved for a sampled move at first and at most.
         max_listed: when the deals of the unseen cards, up to suits, are at most this many, all of
             them are solved instead of a sample (0: always sample).
+        max_listed_close: a sampled verdict that is bad or still open at ``max_deals`` is redone
+            over all deals when they are at most this many (0: never), so that no flagged move
+            depends on the seed where the deals can be listed.
         max_stock: sampled moves are judged only when the stock holds at most this many cards
-            (``None``: 6 for two players, 0 for four: the speed goal, see ``docs/game.md``).
+            (``None``: 8 for two players, 0 for four: the speed goal, see ``docs/game.md``).
         seed: mixed into the record's own seed; the same record, config and seed give the same result.
         judge: which moves are judged: ``all``, ``exact`` (exact positions only) or ``none``.
     """
@@ -56,8 +70,9 @@ class AnalysisConfig:
     share: float = 0.5
     confidence: float = 0.99
     min_deals: int = 16
-    max_deals: int = 512
+    max_deals: int = 2048
     max_listed: int = 512
+    max_listed_close: int = 4096
     max_stock: int | None = None
     seed: int = 0
     judge: Judge = "all"
@@ -71,6 +86,8 @@ class AnalysisConfig:
             raise ValueError("deals must satisfy 1 <= min_deals <= max_deals <= 100000")
         if not 0 <= self.max_listed <= 100_000:
             raise ValueError("max_listed must be in [0, 100000]")
+        if not 0 <= self.max_listed_close <= 100_000:
+            raise ValueError("max_listed_close must be in [0, 100000]")
         if self.max_stock is not None and not 0 <= self.max_stock <= 24:
             raise ValueError("max_stock must be in [0, 24]")
         if self.judge not in ("all", "exact", "none"):
@@ -78,11 +95,9 @@ class AnalysisConfig:
 
     def stock_limit(self, players: int) -> int:
         """The largest stock at which sampled moves are judged."""
-        if not 0 <= self.max_listed <= 100_000:
-            raise ValueError("max_listed must be in [0, 100000]")
         if self.max_stock is not None:
             return self.max_stock
-        return 6 if players == 2 else 0
+        return 8 if players == 2 else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +111,8 @@ class BadMove:
             player's side and by the other side.
         played: the move (card or ``stop``); ``better``: the moves judged better.
         cost: what the move cost, in words (e.g. "turned a won round into a lost one at 4:4").
+        cost_detail: the same as a code and its numbers, for translation (e.g. ``{"kind":
+            "lost_round", "score": "4:4"}``; see :func:`cost_detail`).
         value_lost: match points of the round lost against ``better`` (sampled: on average).
         share: the share of deals in which the move lost value (exact: 1.0); ``deals``: deals solved.
         points_lost: exact only: points lost against the best move for points (a detail).
@@ -117,6 +134,7 @@ class BadMove:
     deals: int
     points_lost: float | None
     method: Method
+    cost_detail: dict[str, object] = field(default_factory=dict)
 
     def position(self) -> str:
         """A one-line description of the position."""
@@ -253,43 +271,80 @@ def _move_seed(base: int, r: int, i: int) -> int:
     return int.from_bytes(digest, "little")
 
 
+_OUTCOMES = {1: "won", 2: "won_16", 3: "won_24", -1: "lost", -2: "lost_16", -3: "lost_24"}
+_OUTCOME_WORDS = {
+    "won": "won",
+    "won_16": "won as a 16er",
+    "won_24": "won as a 24er",
+    "lost": "lost",
+    "lost_16": "lost (16er against)",
+    "lost_24": "lost (24er against)",
+}
+#: The English of each exact cost kind (``cost_detail["kind"]``); the match page translates them.
+COST_WORDS = {
+    "lost_round": "turned a won round into a lost one",
+    "gave_up_24": "gave up a 24er",
+    "gave_up_16": "gave up a 16er",
+    "conceded_24": "conceded a 24er",
+    "conceded_16": "conceded a 16er",
+    "lost_more": "lost more of the round",
+}
+
+
 def _outcome(value: float, stakes: tuple[int, int, int]) -> str:
-    """An exact value in words, for the mover's side."""
-    won = value > 0
+    """An exact value as an outcome code (``won``, ``won_16``, ``lost_24``, ...) for the mover's side."""
     size = abs(value)
-    kind = "" if size == stakes[0] else " as a 16er" if size == stakes[1] else " as a 24er"
-    if won:
-        return f"won{kind}"
-    return "lost" if not kind else f"lost ({'16er' if size == stakes[1] else '24er'} against)"
+    level = 1 if size == stakes[0] else 2 if size == stakes[1] else 3
+    return _OUTCOMES[level if value > 0 else -level]
 
 
-def _cost(v: Verdict, stakes: tuple[int, int, int], score: tuple[int, int]) -> str:
-    """What a bad move cost, in words."""
-    at = f" at {score[0]}:{score[1]}"
-    if v.method == "all deals":
-        return (
-            f"lost value in {round(100 * v.share)}% of all {v.deals} deals of the unseen cards"
-            f"{at}: {v.value_better - v.value_played:.2f} match points on average"
-        )
-    if v.method == "sampled":
-        return (
-            f"lost value in {round(100 * v.share)}% of {v.deals} deals of the unseen cards"
-            f"{at}: {v.value_better - v.value_played:.2f} match points on average"
-        )
+def cost_detail(v: Verdict, stakes: tuple[int, int, int], score: tuple[int, int]) -> dict[str, object]:
+    """What a bad move cost, as a code and its numbers (``BadMove.cost_detail``).
+
+    Exact: ``{"kind", "score"}`` with ``kind`` one of :data:`COST_WORDS`, plus ``got`` and ``best``
+    (outcome codes) unless it is the plain case of a plain win turned into a plain loss. Hidden
+    cards: ``{"kind": "lost_value", "score", "share"`` (percent), ``"deals", "all_deals"`` (every
+    deal solved, not a sample), ``"value"`` (match points lost on average)``}``.
+    """
+    at = f"{score[0]}:{score[1]}"
+    if v.method != "exact":
+        return {
+            "kind": "lost_value",
+            "score": at,
+            "share": round(100 * v.share),
+            "deals": v.deals,
+            "all_deals": v.method == "all deals",
+            "value": round(v.value_better - v.value_played, 2),
+        }
     best, got = v.value_better, v.value_played
     if best > 0 > got:
-        what = "turned a won round into a lost one"
+        kind = "lost_round"
     elif best > 0:
-        what = f"gave up a {'24er' if best == stakes[2] else '16er'}"
+        kind = "gave_up_24" if best == stakes[2] else "gave_up_16"
     elif got == -stakes[2]:
-        what = "conceded a 24er"
+        kind = "conceded_24"
     elif got == -stakes[1]:
-        what = "conceded a 16er"
+        kind = "conceded_16"
     else:
-        what = "lost more of the round"
-    if best > 0 > got and got == -stakes[0] and best == stakes[0]:
-        return what + at
-    return f"{what}{at} ({_outcome(got, stakes)} instead of {_outcome(best, stakes)})"
+        kind = "lost_more"
+    out: dict[str, object] = {"kind": kind, "score": at}
+    if not (kind == "lost_round" and got == -stakes[0] and best == stakes[0]):
+        out["got"], out["best"] = _outcome(got, stakes), _outcome(best, stakes)
+    return out
+
+
+def cost_words(detail: dict[str, object]) -> str:
+    """A cost detail (:func:`cost_detail`) in English words (``BadMove.cost``)."""
+    if detail["kind"] == "lost_value":
+        every = "all " if detail["all_deals"] else ""
+        return (
+            f"lost value in {detail['share']}% of {every}{detail['deals']} deals of the unseen cards"
+            f" at {detail['score']}: {float(str(detail['value'])):.2f} match points on average"
+        )
+    what = f"{COST_WORDS[str(detail['kind'])]} at {detail['score']}"
+    if "got" not in detail:
+        return what
+    return f"{what} ({_OUTCOME_WORDS[str(detail['got'])]} instead of {_OUTCOME_WORDS[str(detail['best'])]})"
 
 
 def _cards_for(state: RoundState, keys: tuple[int, ...]) -> tuple[str, ...]:
@@ -363,6 +418,7 @@ def analyze(
                     min_deals=config.min_deals,
                     max_deals=config.max_deals,
                     max_listed=config.max_listed,
+                    max_listed_close=config.max_listed_close,
                 )
             else:
                 unjudged += 1
@@ -371,6 +427,7 @@ def analyze(
                 if verdict.bad:
                     side = mv.player & 1
                     score = (state.points(side), state.points(1 - side))
+                    detail = cost_detail(verdict, stakes, score)
                     reports[mv.player].bad_moves.append(
                         BadMove(
                             round=r + 1,
@@ -382,7 +439,8 @@ def analyze(
                             score=score,
                             played=format_move(mv.move),
                             better=_cards_for(state, verdict.better),
-                            cost=_cost(verdict, stakes, score),
+                            cost=cost_words(detail),
+                            cost_detail=detail,
                             value_lost=round(verdict.value_better - verdict.value_played, 3),
                             share=round(verdict.share, 3),
                             deals=verdict.deals,

@@ -16,7 +16,9 @@ Values are those of :mod:`.value` (the round's signed stake under perfect play, 
   binomial test, i.e. the Clopper-Pearson bound, at level ``1 - confidence`` split over the looks
   by Bonferroni) and its mean value is lower. Deals are added (``min_deals``, doubled at each look
   up to ``max_deals``) until the share is decided either way; a move still open at the cap is not
-  bad.
+  bad. A sampled move found bad, or still open at the cap, is judged again over all deals when they
+  number at most ``max_listed_close``: near the threshold a sample's verdict would depend on the
+  seed, so only the clear "not bad" verdicts (the cheap, common case) stay sampled.
 
 Every deal depends only on the move's seed and its index, so a verdict is a function of the record,
 the move and the configuration.
@@ -30,6 +32,7 @@ from math import exp, lgamma, log
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from .solver import Solver
 from .state import RoundState
@@ -122,6 +125,35 @@ def looks(min_deals: int, max_deals: int) -> list[int]:
     return out
 
 
+def _all_deals(
+    state: RoundState,
+    stakes: Stakes,
+    values: ValueSolver,
+    listed: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]],
+    cands: list[int],
+    col: int,
+    share: float,
+) -> Verdict:
+    """The verdict over every listed deal, each weighted by the card deals it stands for."""
+    deals, weights = listed
+    table = values.listed(state, stakes, deals)
+    total = float(weights.sum())
+    means = (weights @ table) / total
+    alt = max((j for j in range(len(cands)) if j != col), key=lambda j: (means[j], -j))
+    share_lost = float(weights[table[:, alt] > table[:, col]].sum()) / total
+    return Verdict(
+        "all deals",
+        share_lost > share and means[alt] > means[col],
+        cands[col],
+        (cands[alt],) if means[alt] > means[col] else (),
+        float(means[col]),
+        float(means[alt]),
+        share_lost,
+        round(total),
+        None,
+    )
+
+
 def judge_sampled(
     state: RoundState,
     played: int,
@@ -134,31 +166,18 @@ def judge_sampled(
     min_deals: int,
     max_deals: int,
     max_listed: int = 0,
+    max_listed_close: int = 0,
 ) -> Verdict:
     """The verdict on ``played`` with hidden cards: over all deals when they are few (at most
-    ``max_listed`` up to suits), else sampled (see the module docstring); ``seed`` fixes the deals."""
+    ``max_listed`` up to suits), else sampled (see the module docstring); ``seed`` fixes the deals.
+    A sampled verdict that is bad, or still open at ``max_deals``, is redone over all deals when
+    they number at most ``max_listed_close``: only "decidedly not bad" stays a sampled verdict."""
     cands = values.candidates(state)
     key = move_key(played)
     col = cands.index(key)
     listed = deal_classes(state, max_listed) if max_listed > 0 else None
     if listed is not None:
-        deals, weights = listed
-        table = values.listed(state, stakes, deals)
-        total = float(weights.sum())
-        means = (weights @ table) / total
-        alt = max((j for j in range(len(cands)) if j != col), key=lambda j: (means[j], -j))
-        share_lost = float(weights[table[:, alt] > table[:, col]].sum()) / total
-        return Verdict(
-            "all deals",
-            share_lost > share and means[alt] > means[col],
-            key,
-            (cands[alt],) if means[alt] > means[col] else (),
-            float(means[col]),
-            float(means[alt]),
-            share_lost,
-            round(total),
-            None,
-        )
+        return _all_deals(state, stakes, values, listed, cands, col, share)
     plan = looks(min_deals, max_deals)
     alpha = (1 - confidence) / len(plan)
     table = np.empty((0, len(cands)), dtype=np.int64)
@@ -172,6 +191,12 @@ def judge_sampled(
         decided_bad = losses >= k_bad and means[alt] > means[col]
         if decided_bad or losses <= k_good or n == plan[-1]:
             break
+    if (decided_bad or losses > k_good) and max_listed_close > max_listed:
+        # Bad, or still open at the cap (a share close to the threshold): here a sample's verdict
+        # could depend on the seed. Solve every deal instead when they are not too many.
+        close = deal_classes(state, max_listed_close)
+        if close is not None:
+            return _all_deals(state, stakes, values, close, cands, col, share)
     return Verdict(
         "sampled",
         decided_bad,

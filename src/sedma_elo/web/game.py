@@ -2,13 +2,13 @@
 
 The page shows each round's tricks (the cards in order, who played and who took each), its points
 and kind, and marks every bad move with what was played, what would have been better and what it
-cost. The analysis (``MatchAnalysis.to_dict``, stored with the game) states costs in English;
-:func:`cost_text` says them in the reader's language.
+cost. The analysis (``MatchAnalysis.to_dict``, stored with the game) gives each cost as a code
+and its numbers (``cost_detail``) besides the English; :func:`cost_text` says it in the reader's
+language through the catalogs.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,40 +22,43 @@ __all__ = ["bad_move_anchor", "card_label", "cost_text", "game_view"]
 
 _SUITS = {"c": ("\u2663", "black"), "d": ("\u2666", "red"), "h": ("\u2665", "red"), "s": ("\u2660", "black")}
 
+# The analysis's cost codes (``BadMove.cost_detail``) and their words, in the catalogs.
 _WHAT = {
-    "turned a won round into a lost one": N_("turned a won round into a lost one"),
-    "gave up a 24er": N_("gave up a 24er"),
-    "gave up a 16er": N_("gave up a 16er"),
-    "conceded a 24er": N_("conceded a 24er"),
-    "conceded a 16er": N_("conceded a 16er"),
-    "lost more of the round": N_("lost more of the round"),
+    "lost_round": N_("turned a won round into a lost one"),
+    "gave_up_24": N_("gave up a 24er"),
+    "gave_up_16": N_("gave up a 16er"),
+    "conceded_24": N_("conceded a 24er"),
+    "conceded_16": N_("conceded a 16er"),
+    "lost_more": N_("lost more of the round"),
 }
 _OUTCOME = {
     "won": N_("won"),
-    "won as a 16er": N_("won as a 16er"),
-    "won as a 24er": N_("won as a 24er"),
+    "won_16": N_("won as a 16er"),
+    "won_24": N_("won as a 24er"),
     "lost": N_("lost"),
-    "lost (16er against)": N_("lost (16er against)"),
-    "lost (24er against)": N_("lost (24er against)"),
+    "lost_16": N_("lost (16er against)"),
+    "lost_24": N_("lost (24er against)"),
 }
-_SAMPLED = re.compile(
-    r"lost value in (\d+)% of (all )?(\d+) deals of the unseen cards at (\d+:\d+): "
-    r"(-?[\d.]+) match points on average"
-)
-_EXACT = re.compile(r"(.+?) at (\d+:\d+)(?: \((.+) instead of (.+)\))?")
 
 
-def cost_text(cost: str, text: PageText) -> str:
-    """A bad move's cost (as the analysis words it) in the reader's language; unknown forms as given."""
-    found = _SAMPLED.fullmatch(cost)
-    if found:
-        share, every, deals, score, value = found.groups()
+def cost_text(bad_move: Mapping[str, Any], text: PageText) -> str:
+    """A bad move's cost in the reader's language, from its structured ``cost_detail``.
+
+    A bad move without a detail the page knows (an analysis stored by an older version) shows its
+    English ``cost`` as given.
+    """
+    detail = bad_move.get("cost_detail")
+    fallback = str(bad_move.get("cost", ""))
+    if not isinstance(detail, Mapping):
+        return fallback
+    kind, score = detail.get("kind"), str(detail.get("score", ""))
+    if kind == "lost_value":
         message = (
             N_(
                 "lost value in {share}% of all {deals} deals of the unseen cards at {score}: "
                 "{value} match points on average"
             )
-            if every
+            if detail.get("all_deals")
             else N_(
                 "lost value in {share}% of {deals} deals of the unseen cards at {score}: "
                 "{value} match points on average"
@@ -63,26 +66,26 @@ def cost_text(cost: str, text: PageText) -> str:
         )
         return text.gettext(
             message,
-            share=share,
-            deals=text.integer(int(deals)),
+            share=text.integer(int(detail["share"])),
+            deals=text.integer(int(detail["deals"])),
             score=score,
-            value=text.decimal(float(value), 2),
+            value=text.decimal(float(detail["value"]), 2),
         )
-    found = _EXACT.fullmatch(cost)
-    if found and found.group(1) in _WHAT:
-        what, score, got, best = found.groups()
-        said = text.gettext(_WHAT[what])
-        if got is None:
-            return text.gettext(N_("{what} at {score}"), what=said, score=score)
-        if got in _OUTCOME and best in _OUTCOME:
-            return text.gettext(
-                N_("{what} at {score} ({got} instead of {best})"),
-                what=said,
-                score=score,
-                got=text.gettext(_OUTCOME[got]),
-                best=text.gettext(_OUTCOME[best]),
-            )
-    return cost
+    if kind not in _WHAT:
+        return fallback
+    said = text.gettext(_WHAT[str(kind)])
+    got, best = detail.get("got"), detail.get("best")
+    if got is None and best is None:
+        return text.gettext(N_("{what} at {score}"), what=said, score=score)
+    if got not in _OUTCOME or best not in _OUTCOME:
+        return fallback
+    return text.gettext(
+        N_("{what} at {score} ({got} instead of {best})"),
+        what=said,
+        score=score,
+        got=text.gettext(_OUTCOME[str(got)]),
+        best=text.gettext(_OUTCOME[str(best)]),
+    )
 
 
 def card_label(card: str) -> dict[str, str]:
@@ -161,7 +164,7 @@ def _bad(b: Mapping[str, Any], text: PageText) -> dict[str, Any]:
         "player": b["player"],
         "played": card_label(str(b["played"])),
         "better": [card_label(str(c)) for c in b.get("better", ())],
-        "cost": cost_text(str(b["cost"]), text),
+        "cost": cost_text(b, text),
     }
 
 
