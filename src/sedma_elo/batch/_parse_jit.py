@@ -20,9 +20,9 @@ def scan(buf, width, n_hashed, max_count):  # type: ignore[no-untyped-def]
     Returns ``(ok, starts, ends, hashes, winners, counts)``: offsets ``(n, n_hashed)`` and FNV-1a
     hashes of the first ``n_hashed`` fields (the text fields; the others are parsed here, so their
     offsets are not kept: two fewer 8-byte arrays a field to write and copy), winner codes of
-    field ``n_hashed`` and the count fields after it. ``ok`` is False on any irregularity (wrong field count, a count that is not
-    1 to 7 digits or is above ``max_count``, an unknown winner, a carriage return, a quote, a
-    control byte or a ``/``).
+    field ``n_hashed`` and the count fields after it. ``ok`` is False on any irregularity (wrong
+    field count, a count that is not 1 to 7 digits or is above ``max_count``, an unknown winner,
+    a carriage return, a quote, a control byte or a ``/``).
     """
     n = 0
     for i in range(buf.size):
