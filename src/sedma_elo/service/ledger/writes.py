@@ -101,7 +101,7 @@ class WriterSession:
 
 
 class WritesMixin(LedgerBase):
-    """Applying batches of matches (the path of ``POST /v1/matches`` and of ``import``)."""
+    """Applying matches: batches (the path of ``POST /v1/matches``) and whole files (``import``)."""
 
     def apply(self, submissions: Sequence[Submission], *, answers: bool = True) -> list[ApplyOutcome]:
         """Apply a batch of matches in one transaction, in the given order; never raises for one bad match.
