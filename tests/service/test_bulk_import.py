@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from sedma_elo.batch.history import read_lined, write_matches
 from sedma_elo.core.model import Match, PlayerStats
+from sedma_elo.core.rules import REFERENCE_RULES
 from sedma_elo.errors import HistoryError
 from sedma_elo.service import Ledger
 from sedma_elo.service.ledger.rows import MATCH_FROM, STAT_COLUMNS
@@ -222,3 +223,29 @@ def test_import_into_a_non_empty_ledger_continues_the_ratings(
     finally:
         bulk.db.dispose()
         posted.db.dispose()
+
+
+#: Rules where the games played before a match (from the stored standing) and the margin reach K.
+_GAMES_RULES = REFERENCE_RULES.replace(
+    version="9.0", initial_rating=1500, k_new_player_games=3, k_new_player_multiplier=2.0, margin_scale=0.5
+)
+
+
+def test_import_under_rules_that_read_games_played(two_urls: tuple[str, str], tmp_path: Path) -> None:
+    """Under rules reading games played, an import onto posted matches equals posting them all."""
+    matches = _history(60, seed=7)
+    ledgers = []
+    try:
+        for url in two_urls:
+            ledger = Ledger(open_database(url))
+            ledger.ensure_version(_GAMES_RULES)
+            ledgers.append(ledger)
+        bulk, posted = ledgers
+        _post_one_by_one(bulk, matches[:25])
+        _import(bulk, _file(tmp_path, "rest.csv", matches[25:]))
+        _post_one_by_one(posted, matches)
+        assert _dump(bulk) == _dump(posted)
+        assert bulk.verify().ok
+    finally:
+        for ledger in ledgers:
+            ledger.db.dispose()
