@@ -174,3 +174,23 @@ def test_export_jsonl_keeps_team_matches_and_reimports_to_the_same_ratings(
         assert {p: Ledger(db).get_player(p).rating for p in want} == want
     finally:
         db.dispose()
+
+
+def test_import_refuses_a_conflicting_file_with_status_2(db_url: str, tmp_path: Path) -> None:
+    """A file whose match id is stored with another body: status 2, the line named, nothing stored."""
+    source = tmp_path / "in.csv"
+    _history(source)
+    assert runner.invoke(app, ["import", str(source), "--database-url", db_url]).exit_code == 0
+    lines = source.read_text().splitlines()
+    lines[2] = lines[2].replace(",a,", ",b,") if ",a," in lines[2] else lines[2].replace(",b,", ",a,")
+    lines.append(lines[1].replace("h-1", "h-9"))
+    source.write_text("\n".join(lines) + "\n")
+    result = runner.invoke(app, ["import", str(source), "--database-url", db_url, "--progress"])
+    assert result.exit_code == 2
+    assert "line 3: match_id: 'h-2' is already in the ledger" in result.stderr
+    assert "checking" in result.stderr  # the progress bar's phases
+    db = open_database(db_url)
+    try:
+        assert Ledger(db).ledger_size() == 3
+    finally:
+        db.dispose()

@@ -17,18 +17,19 @@ _FNV_PRIME = np.uint64(1099511628211)
 def scan(buf, width, n_hashed, max_count):  # type: ignore[no-untyped-def]
     """Split ``buf`` (rows ending with LF, fields with commas) into fields and parse what it can.
 
-    Returns ``(ok, starts, ends, hashes, winners, counts)``: field offsets ``(n, width)``, FNV-1a
-    hashes of the first ``n_hashed`` fields, winner codes of field ``n_hashed`` and the count
-    fields after it. ``ok`` is False on any irregularity (wrong field count, a count that is not
-    1 to 7 digits or is above ``max_count``, an unknown winner, a carriage return, a quote, a
-    control byte or a ``/``).
+    Returns ``(ok, starts, ends, hashes, winners, counts)``: offsets ``(n, n_hashed)`` and FNV-1a
+    hashes of the first ``n_hashed`` fields (the text fields; the others are parsed here, so their
+    offsets are not kept: two fewer 8-byte arrays a field to write and copy), winner codes of
+    field ``n_hashed`` and the count fields after it. ``ok`` is False on any irregularity (wrong
+    field count, a count that is not 1 to 7 digits or is above ``max_count``, an unknown winner,
+    a carriage return, a quote, a control byte or a ``/``).
     """
     n = 0
     for i in range(buf.size):
         if buf[i] == 10:
             n += 1
-    starts = np.empty((n, width), dtype=np.int64)
-    ends = np.empty((n, width), dtype=np.int64)
+    starts = np.empty((n, n_hashed), dtype=np.int64)
+    ends = np.empty((n, n_hashed), dtype=np.int64)
     hashes = np.empty((n, n_hashed), dtype=np.uint64)
     winners = np.empty(n, dtype=np.int8)
     counts = np.empty((n, width - n_hashed - 1), dtype=np.int32)
@@ -49,9 +50,9 @@ def scan(buf, width, n_hashed, max_count):  # type: ignore[no-untyped-def]
         if c == 44 or end_of_line:
             if field >= width:
                 return False, starts, ends, hashes, winners, counts
-            starts[row, field] = start
-            ends[row, field] = i
             if field < n_hashed:
+                starts[row, field] = start
+                ends[row, field] = i
                 hashes[row, field] = h
             elif field == n_hashed:
                 length = i - start

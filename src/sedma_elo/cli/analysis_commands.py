@@ -6,38 +6,22 @@ import json
 import sys
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..analysis import (
-    OBJECTIVES,
-    League,
-    MatchTable,
-    Split,
-    SystemResult,
-    backtest,
-    calibrated,
-    chronological_split,
-    drift_per_100k,
-    fairness_of,
-    peer_forecasters,
-    rating_quantiles,
-    results_to_json,
-    score_forecasts,
-    sedma_rules,
-    simulate_league,
-    table_from_history,
-)
 from ..batch.history import load_history
 from ..core.rules import REFERENCE_RULES, Rules, load_rules
 from ..errors import ValidationError
 from . import app
 from .errors import user_errors
 from .options import RulesOption, SkipBad, one_path
+
+if TYPE_CHECKING:  # the analysis package is imported by its commands only (CLI start-up)
+    from ..analysis import MatchTable, Split, SystemResult
 
 console = Console()
 err_console = Console(stderr=True)
@@ -64,6 +48,8 @@ SaveAlias = Annotated[Path | None, typer.Option("--save", hidden=True)]
 
 
 def _load(path: Path, skip_bad: bool, limit: int | None) -> MatchTable:
+    from ..analysis import table_from_history
+
     arrays, errors = load_history(path, skip_bad=skip_bad)
     for e in errors:
         err_console.print(f"skipped: {e}", highlight=False)
@@ -93,6 +79,8 @@ def _metrics_table(results: list[SystemResult], split: Split) -> Table:
 
 def _with_fairness(table: MatchTable, result: SystemResult, rules: Rules, path: Path | None) -> SystemResult:
     """``result`` (a Sedma rule set's) with its fairness figures on the whole history for the JSON."""
+    from ..analysis import fairness_of
+
     fair = fairness_of(table, result.forecast, rules)
     extra = {**result.extra, "fairness": fair.to_dict(), "rules_file": None if path is None else str(path)}
     return replace(result, extra=extra)
@@ -173,6 +161,16 @@ def backtest_command(
     save: SaveAlias = None,
 ) -> None:
     """Chronological backtest: predict each match from the ratings before it, score the last 30%."""
+    from ..analysis import (
+        backtest,
+        calibrated,
+        chronological_split,
+        peer_forecasters,
+        rating_quantiles,
+        results_to_json,
+        sedma_rules,
+    )
+
     with user_errors():
         save = one_path(("--save", save), ("--out", out), required=False)
         if bootstrap_block < 1:
@@ -302,6 +300,8 @@ def tune_command(
     The test window is never seen by the search; it is scored once, after it, for the starting
     and the tuned rules.
     """
+    from ..analysis import OBJECTIVES, chronological_split, drift_per_100k, score_forecasts, sedma_rules
+
     with user_errors():
         base = load_rules(rules)
         table = _load(history, skip_bad, limit)
@@ -422,6 +422,8 @@ def simulate_command(
     save: SaveAlias = None,
 ) -> None:
     """Simulate a league with hidden skills and measure each rule set: ranking, inflation, convergence."""
+    from ..analysis import League, simulate_league
+
     with user_errors():
         save = one_path(("--save", save), ("--out", out), required=False)
         league = League(players=players, founders=founders, matches=matches, seed=seed)

@@ -6,7 +6,7 @@ import json
 from datetime import date
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,15 +15,14 @@ from rich.table import Table
 
 from ..core.sentences import ENGLISH, N_, Translator
 from ..errors import GameRecordError, ValidationError
-from ..game.analysis import AnalysisConfig, Judge, MatchAnalysis, analyze
-from ..game.bots import make_bot, play_match
-from ..game.config import GameRules
-from ..game.league import BadMoveMode, LeagueConfig, bad_moves_by_bot, run_league, write_history_csv
-from ..game.record import dumps_record, load_record
 from ..i18n import check_language, translations
 from . import app
 from .errors import fail, user_errors
 from .options import OutOption, one_path
+
+if TYPE_CHECKING:  # the game package takes a fifth of the CLI's start-up: imported by its commands only
+    from ..game.analysis import Judge, MatchAnalysis
+    from ..game.league import BadMoveMode
 
 console = Console()
 err_console = Console(stderr=True)
@@ -52,8 +51,6 @@ class BadMovesChoice(StrEnum):
     full = "full"
     none = "none"
 
-
-_DEFAULTS = AnalysisConfig()  # the options' defaults are the analysis's own
 
 _JUDGES: dict[JudgeChoice, Judge] = {
     JudgeChoice.all: "all",
@@ -142,19 +139,30 @@ def analyze_command(
             "--details", help="With --json: print the whole analysis (rounds, every bad move) instead."
         ),
     ] = False,
+    # The three counts default to the analysis's own (AnalysisConfig), read only when the command
+    # runs: the game package is not imported at the CLI's start-up.
     min_deals: Annotated[
-        int, typer.Option(help="Deals of the unseen cards solved at first for a move judged by sampling.")
-    ] = _DEFAULTS.min_deals,
+        int | None,
+        typer.Option(
+            help="Deals of the unseen cards solved at first for a move judged by sampling "
+            "(default: the analysis's)."
+        ),
+    ] = None,
     max_deals: Annotated[
-        int, typer.Option(help="Most deals for a move whose verdict is still open.")
-    ] = _DEFAULTS.max_deals,
+        int | None,
+        typer.Option(help="Most deals for a move whose verdict is still open (default: the analysis's)."),
+    ] = None,
     max_stock: Annotated[
         int | None,
         typer.Option(help="Judge hidden-card moves only up to this many stock cards."),
     ] = None,
     max_listed: Annotated[
-        int, typer.Option(help="Solve every deal of the unseen cards when they are at most this many.")
-    ] = _DEFAULTS.max_listed,
+        int | None,
+        typer.Option(
+            help="Solve every deal of the unseen cards when they are at most this many "
+            "(default: the analysis's)."
+        ),
+    ] = None,
     confidence: Annotated[float, typer.Option(help="Confidence of a sampled verdict, in (0.5, 1).")] = 0.99,
     seed: Annotated[int, typer.Option(help="Mixed into the record's own sampling seed.")] = 0,
     lang: Annotated[
@@ -162,16 +170,18 @@ def analyze_command(
     ] = "en",
 ) -> None:
     """Validate a game record and print each player's rounds won, 16er/24er/4-and-last and bad moves."""
+    from ..game.analysis import AnalysisConfig, analyze
+    from ..game.record import load_record
+
     judge_mode: Judge = _JUDGES[judge]
     try:
+        counts = {"min_deals": min_deals, "max_deals": max_deals, "max_listed": max_listed}
         config = AnalysisConfig(
             confidence=confidence,
-            min_deals=min_deals,
-            max_deals=max_deals,
             max_stock=max_stock,
-            max_listed=max_listed,
             seed=seed,
             judge=judge_mode,
+            **{name: n for name, n in counts.items() if n is not None},
         )
     except ValueError as exc:
         raise fail(str(exc)) from None
@@ -208,6 +218,10 @@ def play_command(
     samples: Annotated[int, typer.Option(help="Worlds per decision of a sampling bot.")] = 8,
 ) -> None:
     """Let two bots play a whole match and write its game record."""
+    from ..game.bots import make_bot, play_match
+    from ..game.config import GameRules
+    from ..game.record import dumps_record
+
     with user_errors():
         record_path = one_path(("OUT", out_arg), ("--out", out))
         assert record_path is not None
@@ -251,6 +265,9 @@ def league_command(
     ] = 2,
 ) -> None:
     """Run a league of bots of graded strength and write its match history in the project's CSV format."""
+    from ..game.config import GameRules
+    from ..game.league import LeagueConfig, bad_moves_by_bot, run_league, write_history_csv
+
     with user_errors():
         out = one_path(("OUT", out), ("--out", out_option))
         assert out is not None

@@ -295,27 +295,32 @@ def import_history(
     ],
     database_url: DatabaseUrl = None,
     skip_bad: SkipBad = False,
-    batch: Annotated[int, typer.Option(help="Matches per transaction.", min=1, max=100_000)] = 1000,
+    progress: ProgressOption = None,
 ) -> None:
-    """Apply a history file to the ledger through the same code path as POST /v1/matches."""
-    from ..batch.history import read_matches
+    """Apply a history file to the ledger in one transaction: the rows POST /v1/matches would store.
 
-    try:
-        matches, errors = read_matches(path, skip_bad=skip_bad)
-    except SedmaEloError as exc:
-        raise fail(exc) from exc
-    for e in errors:
-        err_console.print(f"skipped {e}")
-    with user_errors(), _ledger(database_url, create=True) as ledger:
-        report = ledger.import_matches(matches, batch=batch)
-    for refusal in report.refused[:20]:
-        err_console.print(f"refused {refusal}")
+    A match already in the ledger with the same body counts as repeated; one with a different body
+    refuses the whole file (exit 2, the line named, nothing stored) unless --skip-bad leaves it out.
+    """
+    from ..batch.history import read_lined
+    from .progress import ProgressBar, show_progress
+
+    with ProgressBar(show_progress(progress)) as bar:
+        bar.phase(f"reading {path.name}")
+        try:
+            source, errors = read_lined(path, skip_bad=skip_bad)
+        except SedmaEloError as exc:
+            raise fail(exc) from exc
+        for e in errors:
+            err_console.print(f"skipped {e}", highlight=False)
+        with user_errors(), _ledger(database_url, create=True) as ledger:
+            report = ledger.import_history(source, skip_bad=skip_bad, progress=bar)
+    for refusal in report.refused:
+        err_console.print(f"skipped {refusal}", highlight=False)
     console.print(
-        f"{report.created} applied, {report.repeated} already in the ledger, {len(report.refused)} refused, "
-        f"{len(errors)} bad rows skipped."
+        f"{report.created} applied, {report.repeated} already in the ledger, "
+        f"{len(errors) + len(report.refused)} bad rows skipped."
     )
-    if report.refused:
-        raise typer.Exit(1)
 
 
 @app.command("export")

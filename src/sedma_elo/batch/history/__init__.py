@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +48,10 @@ __all__ = [
     "WINNER_A",
     "WINNER_B",
     "HistoryArrays",
+    "LinedMatches",
     "load_history",
     "read_history",
+    "read_lined",
     "read_matches",
     "write_matches",
 ]
@@ -83,17 +86,38 @@ def read_history(
         HistoryError: as :func:`load_history`; with ``teams=False`` a team match is an error
             (field ``team_a``).
     """
+    source, errors = read_lined(path, skip_bad=skip_bad)
+    if isinstance(source, HistoryArrays):
+        return source, errors
+    if not teams:
+        line = next(n for m, n in zip(source.matches, source.lines, strict=True) if len(m.team_a) != 1)
+        raise HistoryError("team_a", "team matches cannot be loaded as arrays; use read_matches", line=line)
+    return source.matches, errors
+
+
+@dataclass(frozen=True, eq=False)
+class LinedMatches:
+    """Matches of a history that holds team matches, with the 1-based file line of each."""
+
+    matches: list[Match]
+    lines: list[int]
+
+
+def read_lined(
+    path: str | Path, *, skip_bad: bool = False
+) -> tuple[HistoryArrays | LinedMatches, list[HistoryError]]:
+    """Read a history as :class:`HistoryArrays` (every match one against one) or as
+    :class:`LinedMatches`: either way each match keeps its file line (what ``import`` reads).
+
+    Raises:
+        HistoryError: as :func:`load_history` (team matches are fine here).
+    """
     raw, is_json = _open(path)
     if not is_json:
         return _load_csv(raw, skip_bad)
     matches, lines, errors = _read_jsonl(_as_text(raw), skip_bad)
-    for m, line in zip(matches, lines, strict=True):
-        if len(m.team_a) != 1:
-            if teams:
-                return matches, errors
-            raise HistoryError(
-                "team_a", "team matches cannot be loaded as arrays; use read_matches", line=line
-            )
+    if any(len(m.team_a) != 1 for m in matches):
+        return LinedMatches(matches, lines), errors
     arrays = HistoryArrays.from_matches(matches)
     object.__setattr__(arrays, "lines", np.array(lines, dtype=np.int64))
     return arrays, errors

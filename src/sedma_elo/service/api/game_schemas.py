@@ -37,7 +37,8 @@ class BadMoveOut(Answer):
     better: list[str] = Field(description="the moves judged better")
     cost: str = Field(description='what it cost, e.g. "turned a won round into a lost one at 4:4"')
     cost_detail: dict[str, str | int | float | bool] = Field(
-        description='the cost as a code and its numbers, for translation, e.g. {"kind": "lost_round", "score": "4:4"}'
+        description="the cost as a code and its numbers, for translation, "
+        'e.g. {"kind": "lost_round", "score": "4:4"}'
     )
     hand: list[str]
     trick: list[str]

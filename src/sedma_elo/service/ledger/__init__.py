@@ -8,7 +8,8 @@ transactions) and returns plain domain objects; the HTTP routes and the CLI are 
 ``base``       the database, the version cache and the active version (:class:`LedgerBase`)
 ``types``      what the ledger answers (versions, outcomes, players, pages, reports)
 ``writes``     the writer's session and ``apply`` / ``import_matches``; per database in
-               ``write_sqlite`` and ``write_pg``, the shared batch logic in ``batch``
+               ``write_sqlite`` and ``write_pg``, the shared batch logic in ``batch``;
+               ``import_history`` (a whole file at once, by the kernel) in ``bulk_import``
 ``reads``      players, histories, leaderboard, one match explained, the whole ledger
 ``versions``   void, re-rate, activate (rebuilding ratings from the ledger)
 ``verify``     replay and compare with every stored rating

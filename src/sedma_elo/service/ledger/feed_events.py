@@ -36,7 +36,9 @@ __all__ = [
     "append_events",
     "append_match_events",
     "item_text",
+    "match_event",
     "match_events",
+    "player_json",
     "record_switch",
     "record_void",
     "rerate_event",
@@ -66,7 +68,8 @@ def item_text(sequence: int, data: str) -> str:
     return f'{{"sequence":{sequence},{data[1:]}'
 
 
-def _player_json(player_id: str, before: int, after: int | None) -> str:
+def player_json(player_id: str, before: int, after: int | None) -> str:
+    """One player's entry of an event: id, rating before and after, delta (null without an after)."""
     delta = "null" if after is None else str(after - before)
     return (
         f'{{"player_id":{json_string(player_id)},"rating_before":{before},'
@@ -79,17 +82,30 @@ def match_events(version_id: int, rows: BatchRows) -> list[Event]:
     before/after/delta."""
     players: dict[int, list[str]] = {}
     for seq, pid, before, after in rows.changes:
-        players.setdefault(seq, []).append(_player_json(pid, before, after))
+        players.setdefault(seq, []).append(player_json(pid, before, after))
     created_at = now_text()
-    out = []
-    for seq, sub in rows.matches:
-        data = (
-            f'{{"kind":"match","version_id":{version_id},"match_id":{json_string(sub.match_id)},'
-            f'"match_sequence":{seq},"played_at":{json_scalar(sub.played_at)},'
-            f'"players":[{",".join(players.get(seq, ()))}],"created_at":"{created_at}"}}'
-        )
-        out.append(("match", version_id, data, created_at))
-    return out
+    return [
+        match_event(version_id, sub.match_id, seq, sub.played_at, players.get(seq, ()), created_at)
+        for seq, sub in rows.matches
+    ]
+
+
+def match_event(
+    version_id: int,
+    match_id: str,
+    sequence: int,
+    played_at: str | None,
+    players: Sequence[str],
+    created_at: str,
+) -> Event:
+    """The ``match`` event of one new ledger row; ``players`` are :func:`player_json` texts in the
+    order of the match's rating changes (the one format, shared by the batch writers and import)."""
+    data = (
+        f'{{"kind":"match","version_id":{version_id},"match_id":{json_string(match_id)},'
+        f'"match_sequence":{sequence},"played_at":{json_scalar(played_at)},'
+        f'"players":[{",".join(players)}],"created_at":"{created_at}"}}'
+    )
+    return ("match", version_id, data, created_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +126,7 @@ def void_event(voided: Voided, before: Mapping[str, int], after: Mapping[str, in
     player missing from ``after`` has no rated match left (``rating_after`` and ``delta`` null).
     """
     changed = [
-        _player_json(pid, rating, after.get(pid))
+        player_json(pid, rating, after.get(pid))
         for pid, rating in sorted(before.items())
         if after.get(pid) != rating
     ]

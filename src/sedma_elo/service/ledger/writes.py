@@ -14,6 +14,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import psycopg
 from sqlalchemy.exc import DBAPIError
@@ -28,6 +29,10 @@ from .write_pg import apply_pg
 from .write_sqlite import apply_sqlite
 
 __all__ = ["WriterSession", "WritesMixin"]
+
+if TYPE_CHECKING:
+    from ...batch.history import HistoryArrays, LinedMatches
+    from .bulk_import import Progress
 
 _log = logging.getLogger("sedma_elo.service.ledger")
 _RETRIES = 20
@@ -96,7 +101,7 @@ class WriterSession:
 
 
 class WritesMixin(LedgerBase):
-    """Applying batches of matches (the path of ``POST /v1/matches`` and of ``import``)."""
+    """Applying matches: batches (the path of ``POST /v1/matches``) and whole files (``import``)."""
 
     def apply(self, submissions: Sequence[Submission], *, answers: bool = True) -> list[ApplyOutcome]:
         """Apply a batch of matches in one transaction, in the given order; never raises for one bad match.
@@ -118,6 +123,27 @@ class WritesMixin(LedgerBase):
             yield session
         finally:
             session.close()
+
+    def import_history(
+        self,
+        source: HistoryArrays | LinedMatches,
+        *,
+        skip_bad: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import a whole history file in one transaction, rated by the batch kernel (``sedma-elo import``).
+
+        The same stored rows as posting its matches one by one; a match already stored with the
+        same body is a repeat, one with a different body refuses the file (``skip_bad``: leaves it
+        out, listed in ``refused``). See :mod:`.bulk_import`.
+
+        Raises:
+            HistoryError: a conflicting match (without ``skip_bad``) or a match the rating core
+                refuses, its line named; nothing is stored.
+        """
+        from .bulk_import import bulk_import
+
+        return bulk_import(self, source, skip_bad=skip_bad, progress=progress)
 
     def import_matches(self, items: Iterable[Match], batch: int = 1000) -> ImportReport:
         """Apply matches through the same path as ``POST /v1/matches``, ``batch`` per transaction.

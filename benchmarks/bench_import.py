@@ -1,0 +1,131 @@
+"""``sedma-elo import`` speed: the bulk path (batch kernel + COPY / executemany) against the old one.
+
+For each database, in one run: the ATP file's first ``--matches`` matches imported by
+:meth:`Ledger.import_history` (what ``sedma-elo import`` runs) into an empty ledger; then a ledger
+holding the first half gets the second half (the non-empty case); then the old path,
+:meth:`Ledger.import_matches` (the group-commit batches of ``POST /v1/matches``, 1,000 matches a
+transaction), on the first ``--old-matches`` matches into an empty ledger. The figures are
+matches per second of wall time and of this process's CPU (on PostgreSQL the server's work is in
+the wall time only); the machine's load average is printed, since the machine is shared. The
+file is read once, before any timing (reading it is part of ``sedma-elo import``'s wall time:
+about 1.5 s of CPU for the ATP file). ``--verify`` also runs ``verify`` on each bulk ledger.
+
+    .venv/bin/python benchmarks/bench_import.py [--db sqlite|postgresql|both] [--matches N]
+        [--old-matches N] [--history FILE] [--verify]
+
+Target: >= 30,000 matches/s on both databases (issue 13).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_replay import DEFAULT_HISTORY
+
+from sedma_elo.batch.history import HistoryArrays, read_lined
+from sedma_elo.service import Ledger
+from sedma_elo.storage import open_database
+
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def head(h: HistoryArrays, start: int, stop: int) -> HistoryArrays:
+    """Matches ``start`` to ``stop`` of ``h`` (the same players)."""
+    part = slice(start, stop)
+    return HistoryArrays(
+        player_ids=h.player_ids,
+        player_a=h.player_a[part],
+        player_b=h.player_b[part],
+        winner=h.winner[part],
+        counts=np.ascontiguousarray(h.counts[part]),
+        match_ids=h.match_ids[part],
+        played_at=h.played_at[part],
+        lines=h.lines[part],
+    )
+
+
+@contextmanager
+def fresh(kind: str, folder: str) -> Iterator[Ledger]:
+    """A ledger on a new, empty database (a SQLite file, or a PostgreSQL database dropped after)."""
+    if kind == "sqlite":
+        url = f"sqlite:///{folder}/bench-{secrets.token_hex(4)}.db"
+        name = None
+    else:
+        name = f"imports_bench_{secrets.token_hex(4)}"
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    ledger = Ledger(open_database(url))
+    ledger.ensure_version()
+    try:
+        yield ledger
+    finally:
+        ledger.db.dispose()
+        if name is not None:
+            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def timed(run: Callable[[], Any]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``run()``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    run()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def line(name: str, n: int, wall: float, cpu: float, base: float | None = None) -> None:
+    ratio = f"{n / wall / base:9.1f}x" if base else ""
+    print(f"{name:44}{n:>9,}{wall:9.1f}{n / wall:>12,.0f}{n / cpu:>12,.0f}{ratio:>10}", flush=True)
+
+
+def bench(kind: str, h: HistoryArrays, n: int, old_n: int, verify: bool, folder: str) -> None:
+    print(f"\n{kind}: load average {os.getloadavg()[0]:.1f}")
+    print(f"{'':44}{'matches':>9}{'wall s':>9}{'/s wall':>12}{'/s CPU':>12}{'vs old':>10}")
+    with fresh(kind, folder) as ledger:
+        old = timed(lambda: ledger.import_matches(head(h, 0, old_n).to_matches()))
+    base = old_n / old[0]
+    with fresh(kind, folder) as ledger:
+        empty = timed(lambda: ledger.import_history(head(h, 0, n)))
+        if verify:
+            print(f"  verify: {'ok' if ledger.verify().ok else 'MISMATCH'}")
+    half = n // 2
+    with fresh(kind, folder) as ledger:
+        ledger.import_history(head(h, 0, half))
+        rest = timed(lambda: ledger.import_history(head(h, half, n)))
+    line("bulk import, empty ledger", n, *empty, base)
+    line(f"bulk import, second half onto {half:,}", n - half, *rest, base)
+    line("old path (import_matches, 1,000 a batch)", old_n, *old)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", choices=["sqlite", "postgresql", "both"], default="both")
+    parser.add_argument("--matches", type=int, default=0, help="matches of the file (default: all)")
+    parser.add_argument("--old-matches", type=int, default=30_000, help="matches through the old path")
+    parser.add_argument("--history", type=Path, default=DEFAULT_HISTORY)
+    parser.add_argument("--verify", action="store_true", help="verify each bulk-imported ledger")
+    args = parser.parse_args()
+    h, skipped = read_lined(args.history, skip_bad=True)
+    assert isinstance(h, HistoryArrays)
+    n = min(args.matches or len(h), len(h))
+    print(f"history: {args.history}: {len(h):,} matches ({len(skipped)} bad rows skipped); using {n:,}")
+    with tempfile.TemporaryDirectory() as folder:
+        for kind in ("sqlite", "postgresql") if args.db == "both" else (args.db,):
+            bench(kind, h, n, min(args.old_matches, n), args.verify, folder)
+
+
+if __name__ == "__main__":
+    main()

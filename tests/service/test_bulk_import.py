@@ -1,0 +1,251 @@
+"""``Ledger.import_history`` (``sedma-elo import``): the bulk path stores what posting one by one stores."""
+
+from __future__ import annotations
+
+import random
+import re
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sedma_elo.batch.history import read_lined, write_matches
+from sedma_elo.core.model import Match, PlayerStats
+from sedma_elo.core.rules import REFERENCE_RULES
+from sedma_elo.errors import HistoryError
+from sedma_elo.service import Ledger
+from sedma_elo.service.ledger.rows import MATCH_FROM, STAT_COLUMNS
+from sedma_elo.service.payload import submission_from_match
+from sedma_elo.storage import open_database
+
+_PLAYERS = ["ann", "bob", "cyd", "dan", "eve", "fay", "gus", "hal", "ivy", "jo", "Žofie", 'q"uote', "b\\s"]
+
+
+def _history(n: int, seed: int, prefix: str = "m", teams: bool = False) -> list[Match]:
+    """``n`` matches among :data:`_PLAYERS` with draws, statistics and times (a few 2-vs-2 if ``teams``)."""
+    rng = random.Random(seed)
+    start = datetime(2024, 5, 1, 9, 30)
+    out = []
+    for i in range(n):
+        winner = rng.choice(["a", "b", "a", "b", "draw"])
+        stats = [PlayerStats(*(rng.choice([0, 0, 1, 2, 7]) for _ in range(4))) for _ in range(4)]
+        when = start + timedelta(minutes=37 * i, microseconds=rng.choice([0, 125]))
+        if teams and i % 3 == 0:
+            a1, a2, b1, b2 = rng.sample(_PLAYERS, 4)
+            by_player = dict(zip((a1, a2, b1, b2), stats, strict=True))
+            out.append(Match((a1, a2), (b1, b2), winner, by_player, f"{prefix}{i}", when))  # type: ignore[arg-type]
+        else:
+            a, b = rng.sample(_PLAYERS, 2)
+            out.append(
+                Match.single(a, b, winner, stats[0], stats[1], match_id=f"{prefix}{i}", played_at=when)  # type: ignore[arg-type]
+            )
+    return out
+
+
+def _file(folder: Path, name: str, matches: Sequence[Match]) -> Path:
+    path = folder / name
+    write_matches(path, list(matches))
+    return path
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def two_urls(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    """Two empty databases of one kind (SQLite files, or two fresh PostgreSQL databases)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/bulk.db", f"sqlite:///{tmp_path}/posted.db"
+    new: Callable[[], str] = request.getfixturevalue("new_pg_database")
+    return new(), new()
+
+
+def _ledger(url: str) -> Ledger:
+    ledger = Ledger(open_database(url))
+    ledger.ensure_version()
+    return ledger
+
+
+def _post_one_by_one(ledger: Ledger, matches: Sequence[Match]) -> None:
+    """The ledger's normal path: one POST-sized batch per match."""
+    for match in matches:
+        [outcome] = ledger.apply([submission_from_match(match)])
+        assert outcome.status == "created", outcome.error
+
+
+_TIME_IN_DATA = re.compile(r',"created_at":"[^"]*"')
+
+
+def _dump(ledger: Ledger) -> dict[str, list[tuple[Any, ...]]]:
+    """Every stored row of the match tables, players by id (keys and write times left out)."""
+    slots = "pa1.player_id, pa2.player_id, pb1.player_id, pb2.player_id"
+    queries = {
+        "matches": f"SELECT m.sequence, m.match_id, m.body_hash, m.played_at, m.winner, {slots},"
+        f" {', '.join('m.' + c for c in STAT_COLUMNS)}, m.version_id, m.voided, m.void_reason"
+        f" FROM {MATCH_FROM} ORDER BY m.sequence",
+        "rating_changes": "SELECT rc.version_id, p.player_id, rc.sequence, rc.rating_before, rc.rating_after"
+        " FROM rating_changes rc JOIN players p ON p.id = rc.player_key ORDER BY 1, 3, 2",
+        "player_ratings": "SELECT version_id, player_id, rating, matches_played, last_sequence"
+        " FROM player_ratings ORDER BY 1, 2",
+        "players": "SELECT player_id FROM players ORDER BY 1",
+        "change_events": "SELECT sequence, kind, version_id, data FROM change_events ORDER BY 1",
+    }
+    out = {}
+    for name, sql in queries.items():
+        rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in ledger.db.query(sql)]
+        out[name] = rows
+    out["change_events"] = [(*r[:3], _TIME_IN_DATA.sub("", str(r[3]))) for r in out["change_events"]]
+    return out
+
+
+def _import(ledger: Ledger, path: Path, *, skip_bad: bool = False) -> Any:
+    source, errors = read_lined(path)
+    assert errors == []
+    return ledger.import_history(source, skip_bad=skip_bad)
+
+
+@pytest.mark.parametrize("teams", [False, True], ids=["kernel", "fold-teams"])
+def test_import_equals_posting_one_by_one(two_urls: tuple[str, str], tmp_path: Path, teams: bool) -> None:
+    """Every stored row (matches, changes, ratings, players, feed) equals posting the matches one by one."""
+    matches = _history(120, seed=1, teams=teams)
+    path = _file(tmp_path, "h.jsonl" if teams else "h.csv", matches)
+    bulk, posted = _ledger(two_urls[0]), _ledger(two_urls[1])
+    try:
+        report = _import(bulk, path)
+        assert (report.created, report.repeated, report.refused) == (120, 0, [])
+        _post_one_by_one(posted, matches)
+        got, want = _dump(bulk), _dump(posted)
+        assert len(want["change_events"]) == 120 and len(want["rating_changes"]) >= 240
+        assert got == want
+        assert bulk.verify().ok
+    finally:
+        bulk.db.dispose()
+        posted.db.dispose()
+
+
+def test_reimporting_the_same_file_is_all_repeats(two_urls: tuple[str, str], tmp_path: Path) -> None:
+    """Importing a file again counts every match as repeated and changes no row."""
+    path = _file(tmp_path, "h.csv", _history(60, seed=2))
+    ledger = _ledger(two_urls[0])
+    try:
+        _import(ledger, path)
+        before = _dump(ledger)
+        report = _import(ledger, path)
+        assert (report.created, report.repeated, report.refused) == (0, 60, [])
+        assert _dump(ledger) == before
+    finally:
+        ledger.db.dispose()
+
+
+def test_a_conflicting_row_refuses_the_whole_file(two_urls: tuple[str, str], tmp_path: Path) -> None:
+    """A file with one stored id under a different body is refused, its line named, nothing stored."""
+    ledger = _ledger(two_urls[0])
+    try:
+        _import(ledger, _file(tmp_path, "first.csv", _history(30, seed=3)))
+        before = _dump(ledger)
+        later = _history(20, seed=4, prefix="n")
+        stored = _history(30, seed=3)[7]
+        changed = Match.single(
+            stored.team_b[0], stored.team_a[0], "a", match_id=stored.match_id, played_at=stored.played_at
+        )
+        mixed = _file(tmp_path, "mixed.csv", [*later[:5], changed, *later[5:]])
+        with pytest.raises(HistoryError, match=r"line 7: match_id: 'm7' is already in the ledger"):
+            _import(ledger, mixed)
+        assert _dump(ledger) == before
+    finally:
+        ledger.db.dispose()
+
+
+def test_skip_bad_leaves_out_the_conflicting_row(two_urls: tuple[str, str], tmp_path: Path) -> None:
+    """With skip_bad the conflicting row is reported and left out; the others are stored."""
+    ledger = _ledger(two_urls[0])
+    try:
+        first = _history(10, seed=5)
+        _import(ledger, _file(tmp_path, "first.csv", first))
+        changed = Match.single(
+            first[2].team_b[0], first[2].team_a[0], "draw", match_id="m2", played_at=first[2].played_at
+        )
+        later = _history(4, seed=6, prefix="n")
+        report = _import(ledger, _file(tmp_path, "mixed.csv", [first[0], changed, *later]), skip_bad=True)
+        assert (report.created, report.repeated) == (4, 1)
+        assert report.refused == ["line 3: match_id: 'm2' is already in the ledger with a different match"]
+        assert bulk_ids(ledger) == [m.match_id for m in [*first, *later]]
+        assert ledger.verify().ok
+    finally:
+        ledger.db.dispose()
+
+
+def bulk_ids(ledger: Ledger) -> list[str | None]:
+    """The ledger's match ids in sequence order."""
+    return [m.match_id for _, m in ledger.ledger()]
+
+
+def _reset(url: str) -> None:
+    if url.startswith("sqlite"):
+        for suffix in ("", "-wal", "-shm"):
+            Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
+        return
+    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+
+
+@pytest.fixture
+def reusable_urls(two_urls: tuple[str, str]) -> Iterator[tuple[str, str]]:
+    """:func:`two_urls`, emptied before each use by :func:`_reset` (for hypothesis examples)."""
+    yield two_urls
+
+
+@settings(max_examples=3, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(split=st.integers(0, 40), seed=st.integers(0, 2**16), posted_first=st.booleans())
+def test_import_into_a_non_empty_ledger_continues_the_ratings(
+    reusable_urls: tuple[str, str], split: int, seed: int, posted_first: bool
+) -> None:
+    """Matches posted (or imported) first, then a file imported: the rows of posting all one by one."""
+    matches = _history(40, seed=seed)
+    for url in reusable_urls:
+        _reset(url)
+    bulk, posted = _ledger(reusable_urls[0]), _ledger(reusable_urls[1])
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            if posted_first:
+                _post_one_by_one(bulk, matches[:split])
+            else:
+                _import(bulk, _file(Path(tmp), "first.csv", matches[:split]))
+            report = _import(bulk, _file(Path(tmp), "rest.csv", matches))  # the first part again: repeats
+        assert (report.created, report.repeated) == (40 - split, split)
+        _post_one_by_one(posted, matches)
+        assert _dump(bulk) == _dump(posted)
+        assert bulk.verify().ok
+    finally:
+        bulk.db.dispose()
+        posted.db.dispose()
+
+
+#: Rules where the games played before a match (from the stored standing) and the margin reach K.
+_GAMES_RULES = REFERENCE_RULES.replace(
+    version="9.0", initial_rating=1500, k_new_player_games=3, k_new_player_multiplier=2.0, margin_scale=0.5
+)
+
+
+def test_import_under_rules_that_read_games_played(two_urls: tuple[str, str], tmp_path: Path) -> None:
+    """Under rules reading games played, an import onto posted matches equals posting them all."""
+    matches = _history(60, seed=7)
+    ledgers = []
+    try:
+        for url in two_urls:
+            ledger = Ledger(open_database(url))
+            ledger.ensure_version(_GAMES_RULES)
+            ledgers.append(ledger)
+        bulk, posted = ledgers
+        _post_one_by_one(bulk, matches[:25])
+        _import(bulk, _file(tmp_path, "rest.csv", matches[25:]))
+        _post_one_by_one(posted, matches)
+        assert _dump(bulk) == _dump(posted)
+        assert bulk.verify().ok
+    finally:
+        for ledger in ledgers:
+            ledger.db.dispose()
