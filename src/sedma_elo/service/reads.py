@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .games.store import GameRow
+from .ledger.reads import CareerItem
 from .ledger.types import HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord, VersionInfo
 
 __all__ = ["GameReads", "PageReads"]
@@ -43,6 +44,10 @@ class PageReads(Protocol):
         self, player_id: str, limit: int = 50, cursor: str | None = None, order: HistoryOrder = "asc"
     ) -> HistoryPage:
         """One page of a player's rating history."""
+        ...
+
+    def player_career(self, player_id: str) -> list[CareerItem]:
+        """Every match of a player's career oldest first, with sides and ratings before (one query)."""
         ...
 
     def recent_changes(
