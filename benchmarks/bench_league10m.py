@@ -251,6 +251,15 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
         proc.terminate()
         proc.wait(30)
         shutil.rmtree(ids.parent, ignore_errors=True)
+    if args.baseline_src:
+        # The same page served by another checkout's code (PYTHONPATH wins over the editable
+        # install): the before figure, in the same run and on the same database.
+        proc = serve(url, args.port, 1, PYTHONPATH=str(args.baseline_src))
+        try:
+            report("page, base", wrk(base, f"/players/{page_player}", None, d, 1, {}))
+        finally:
+            proc.terminate()
+            proc.wait(30)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,6 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page-matches", type=int, default=10_000)
     parser.add_argument("--port", type=int, default=18_400)
     parser.add_argument("--skip-wrk", action="store_true", help="stop after verify")
+    parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        default=None,
+        help="also time the player page served by this src/ (before)",
+    )
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database at the end")
     parser.add_argument(
         "--database-url", default=None, help="only the wrk part, on this league's ledger (from --keep-db)"

@@ -259,6 +259,8 @@ def player_page(
         last_played=matches[-1].played_at if matches else None,
         newer_url=None if page == 1 else text.with_query(page=None if page == 2 else str(page - 1)),
         older_url=None if page == pages else text.with_query(page=str(page + 1)),
+        newest_url=text.with_query(page=None),
+        oldest_url=text.with_query(page=str(pages)),
         page=page,
         pages=pages,
         base=base,
