@@ -73,7 +73,3 @@ class PageReads(Protocol):
     def active_id(self) -> int:
         """The id of the version reads come from."""
         ...
-
-    def matches_at(self, sequences: Sequence[int]) -> dict[int, tuple[dict[str, Any], dict[str, int]]]:
-        """Matches by ledger sequence: their JSON body and the ratings before them."""
-        ...

@@ -359,35 +359,6 @@ class ReadsMixin(LedgerBase):
                 result = RatingState(before, games).rate(sub.match, version.rules)
         return match_view(json.loads(sub.body), seq, sub.played_at, version, result, voided, reason)
 
-    def matches_at(self, sequences: Sequence[int]) -> dict[int, tuple[dict[str, Any], dict[str, int]]]:
-        """The matches with these ledger sequences: ``{sequence: (body, rating before by player)}``.
-
-        The ratings are the active version's; a voided match has no ratings (an empty mapping). Two
-        indexed queries per 500 sequences (SQLite allows 999 parameters per statement), for pages that
-        show a whole career (record, streaks, head-to-head) without re-rating each match.
-        """
-        version = self.active_id()
-        found: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
-        ph = self._ph
-        with self.db.read.connect() as conn:
-            for start in range(0, len(sequences), 500):
-                chunk = list(sequences[start : start + 500])
-                marks = ", ".join([ph] * len(chunk))
-                before: dict[int, dict[str, int]] = {}
-                for seq, pid, rating in conn.exec_driver_sql(
-                    "SELECT rc.sequence, p.player_id, rc.rating_before FROM rating_changes rc"
-                    f" JOIN players p ON p.id = rc.player_key WHERE rc.version_id = {ph}"
-                    f" AND rc.sequence IN ({marks})",
-                    (version, *chunk),
-                ):
-                    before.setdefault(seq, {})[pid] = rating
-                for row in conn.exec_driver_sql(
-                    f"SELECT {MATCH_COLUMNS} FROM {MATCH_FROM} WHERE m.sequence IN ({marks})", tuple(chunk)
-                ):
-                    seq, sub = submission_of(row)
-                    found[seq] = (json.loads(sub.body), before.get(seq, {}))
-        return found
-
     def ledger_size(self) -> int:
         """How many matches the ledger holds (voided ones included)."""
         with self.db.read.connect() as conn:
