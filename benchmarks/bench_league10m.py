@@ -142,7 +142,13 @@ def write_league(path: Path, matches: int, players: int, seed: int) -> float:
 
 
 def wrk(
-    base: str, path: str, lua: str | None, duration: int, connections: int, env: dict[str, str]
+    base: str,
+    path: str,
+    lua: str | None,
+    duration: int,
+    connections: int,
+    env: dict[str, str],
+    timeout: int = 5,
 ) -> dict[str, str]:
     """One wrk run (as ``bench_service.wrk``, with as many threads as connections allow)."""
     script = None
@@ -153,7 +159,7 @@ def wrk(
         f"-d{duration}s",
         "--latency",
         "--timeout",
-        "5s",
+        f"{timeout}s",
     ]
     if lua:
         with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
@@ -243,8 +249,8 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
         env_h = {**env, "BENCH_SUFFIX": "/history?limit=50"}
         report("history", wrk(base, "/v1/players/p0/history", PLAYER_LUA, d, c, env_h))
         print(f"  player page: {page_player}, {page_matches:,} matches (1 connection)")
-        report("page", wrk(base, f"/players/{page_player}", None, d, 1, {}))
-        report("page 2", wrk(base, f"/players/{page_player}?page=2", None, d, 1, {}))
+        report("page", wrk(base, f"/players/{page_player}", None, d, 1, {}, 60))
+        report("page 2", wrk(base, f"/players/{page_player}?page=2", None, d, 1, {}, 60))
         env_w = {"BENCH_KEY": key, "BENCH_PREFIX": f"w{secrets.token_hex(3)}"}
         report("writes", wrk(base, "/v1/matches", WRITE_LUA, d, c, env_w))
     finally:
@@ -256,7 +262,7 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
         # install): the before figure, in the same run and on the same database.
         proc = serve(url, args.port, 1, PYTHONPATH=str(args.baseline_src))
         try:
-            report("page, base", wrk(base, f"/players/{page_player}", None, d, 1, {}))
+            report("page, base", wrk(base, f"/players/{page_player}", None, 3 * d, 1, {}, 60))
         finally:
             proc.terminate()
             proc.wait(30)
