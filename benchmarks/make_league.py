@@ -10,7 +10,8 @@ ends in ``.gz``), the history format every command reads (``docs/replay.md``); w
 
     python benchmarks/make_league.py /tmp/league-10m.jsonl.gz --matches 10000000 --players 1000000
 
-Deterministic for a given ``--seed``. Generation is vectorised with numpy; writing dominates.
+Deterministic for a given ``--seed``. Generation is vectorised with numpy in chunks of ``CHUNK``
+matches and streamed (memory is one chunk's, whatever ``--matches``); writing dominates.
 """
 
 from __future__ import annotations
@@ -64,19 +65,39 @@ def generate(
 ) -> Iterator[str]:
     """Yield the history's lines (JSON Lines, one match each) in time order."""
     rng = np.random.default_rng(seed)
-    p = _activity(rng, players, tail)
+    cdf = np.cumsum(_activity(rng, players, tail))
+
+    def sit(shape: int | tuple[int, int]) -> npt.NDArray[np.int64]:
+        # Inverse-CDF sampling: one binary search a seat instead of rebuilding the table per call.
+        found = np.searchsorted(cdf, rng.random(shape) * cdf[-1], side="right")
+        return np.minimum(found, players - 1).astype(np.int64)
+
     skill = rng.normal(0.0, 200.0, players)
-    seconds = np.sort(rng.integers(0, span_days * 86_400, matches))
+    span = span_days * 86_400
     for lo in range(0, matches, CHUNK):
         hi = min(lo + CHUNK, matches)
         n = hi - lo
-        seats = rng.choice(players, size=(n, 4), p=p)
+        # Each chunk draws its own sorted times in its share of the span: memory stays one chunk's.
+        seconds = np.sort(
+            rng.integers(lo * span // matches, max(hi * span // matches, lo * span // matches + 1), n)
+        )
+        seats = sit((n, 4))
         team = rng.random(n) < team_share
         # A player never sits twice in one match: redraw the few collisions one by one.
-        for i in range(n):
+        clash = (seats[:, 0] == seats[:, 1]) | (
+            team
+            & (
+                (seats[:, 0] == seats[:, 2])
+                | (seats[:, 0] == seats[:, 3])
+                | (seats[:, 1] == seats[:, 2])
+                | (seats[:, 1] == seats[:, 3])
+                | (seats[:, 2] == seats[:, 3])
+            )
+        )
+        for i in np.flatnonzero(clash).tolist():
             width = 4 if team[i] else 2
             while len(set(seats[i, :width].tolist())) < width:
-                seats[i, :width] = rng.choice(players, size=width, p=p)
+                seats[i, :width] = sit(width)
         ra = np.where(team, (skill[seats[:, 0]] + skill[seats[:, 1]]) / 2, skill[seats[:, 0]])
         rb = np.where(team, (skill[seats[:, 2]] + skill[seats[:, 3]]) / 2, skill[seats[:, 1]])
         pa = 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0))
@@ -90,7 +111,7 @@ def generate(
             lose_stats[k] = rng.poisson(0.05, n)
         for i in range(n):
             seq = lo + i
-            when = (start + timedelta(seconds=int(seconds[seq]))).strftime("%Y-%m-%dT%H:%M:%S")
+            when = (start + timedelta(seconds=int(seconds[i]))).strftime("%Y-%m-%dT%H:%M:%S")
             winner = "draw" if draw[i] else ("a" if a_wins[i] else "b")
             w = {k: int(v[i]) for k, v in win_stats.items()}
             lz = {k: int(v[i]) for k, v in lose_stats.items()}

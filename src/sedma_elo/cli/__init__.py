@@ -43,6 +43,7 @@ def _main(
 
 # Command modules register themselves on `app` when imported; keep this list sorted.
 from . import analysis_commands as analysis_commands  # noqa: E402
+from . import backup_commands as backup_commands  # noqa: E402
 from . import engine_commands  # noqa: E402,F401
 from . import game_commands as game_commands  # noqa: E402
 from . import replay_commands as replay_commands  # noqa: E402

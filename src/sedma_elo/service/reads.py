@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .games.store import GameRow
+from .ledger.reads import CareerItem
 from .ledger.types import HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord, VersionInfo
 
 __all__ = ["GameReads", "PageReads"]
@@ -45,6 +46,10 @@ class PageReads(Protocol):
         """One page of a player's rating history."""
         ...
 
+    def player_career(self, player_id: str) -> list[CareerItem]:
+        """Every match of a player's career oldest first, with sides and ratings before (one query)."""
+        ...
+
     def recent_changes(
         self, player_ids: Sequence[str], n: int = 10, version_id: int | None = None
     ) -> dict[str, list[dict[str, Any]]]:
@@ -67,8 +72,4 @@ class PageReads(Protocol):
 
     def active_id(self) -> int:
         """The id of the version reads come from."""
-        ...
-
-    def matches_at(self, sequences: Sequence[int]) -> dict[int, tuple[dict[str, Any], dict[str, int]]]:
-        """Matches by ledger sequence: their JSON body and the ratings before them."""
         ...

@@ -60,13 +60,14 @@ WIDE = Frame(720, 260, 52, 14, 14, 30, 7)
 NARROW = Frame(360, 260, 46, 10, 14, 30, 3)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ChartPoint:
     """One point of the rating line: after match number ``index`` the rating was ``rating``.
 
     ``when`` is the match's time (``None`` if unknown), ``match_id`` the match (``None`` for point 0,
     the rating before the first match), ``label`` the marker's tooltip (plain text, escaped by the
-    template like every other string).
+    template like every other string). Not frozen: a long career makes 10,000 of them per page, and
+    a frozen dataclass's ``__init__`` took three times as long. Treat it as immutable.
     """
 
     index: int
@@ -248,11 +249,16 @@ def build_chart(
     frame: Frame = WIDE,
     provisional: int = 0,
     date_label: Callable[[date, str], str] | None = None,
+    marker_label: Callable[[ChartPoint], str] | None = None,
 ) -> Chart | None:
     """The chart of ``points`` (ascending ``index``), or ``None`` when there is nothing to draw.
 
+    More than :data:`MAX_POINTS` points are thinned by :func:`downsample` (ends and each bucket's
+    extremes kept), so the page's size and drawing time are bounded whatever the career's length.
     ``provisional`` is the number of matches of a career that are provisional; ``date_label(day,
-    skeleton)`` writes a tick's date in the reader's locale (ISO dates without it).
+    skeleton)`` writes a tick's date in the reader's locale (ISO dates without it);
+    ``marker_label(point)`` writes a marker's tooltip, called only for the markers drawn (at most
+    :data:`MAX_MARKERS`; without it, the point's ``label`` or its rating).
     """
     if not points:
         return None
@@ -288,7 +294,7 @@ def build_chart(
     markers: tuple[Marker, ...] = ()
     if len(shown) <= MAX_MARKERS + 1:
         markers = tuple(
-            Marker(x, y, p.match_id, p.label or str(p.rating), p.index <= provisional)
+            Marker(x, y, p.match_id, _marker_text(p, marker_label), p.index <= provisional)
             for (x, y), p in zip(coords, shown, strict=True)
             if p.match_id is not None
         )
@@ -323,6 +329,12 @@ def build_chart(
         len(points),
         time_axis,
     )
+
+
+def _marker_text(point: ChartPoint, label: Callable[[ChartPoint], str] | None) -> str:
+    if label is not None:
+        return label(point)
+    return point.label or str(point.rating)
 
 
 def _polyline(coords: Sequence[tuple[float, float]]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request
@@ -25,12 +25,12 @@ from .board import MAX_READS, READ, established_page
 from .chart import NARROW, RANGES, WIDE, ChartPoint, build_chart, in_range
 from .explained import changes_of, normalized, what_if, winner_first
 from .game import game_view
-from .lang import PageText, page_text, parse_moment, remember_language
+from .lang import PageText, page_text, remember_language
 from .profile import career
 from .reads import (
     analysed_game,
     as_mapping,
-    career_matches,
+    career_of,
     pending_game,
     provisional_matches,
     service,
@@ -38,6 +38,9 @@ from .reads import (
 )
 from .render import player_path, render_page
 from .trends import Trend, trend_of
+
+if TYPE_CHECKING:
+    from ..service.ledger.reads import CareerItem as CareerMatch
 
 __all__ = ["router"]
 
@@ -52,8 +55,6 @@ HISTORY_PAGE_SIZE = 25
 TREND_WINDOW = 10
 #: At most this many players are listed for a search that names no player exactly.
 SEARCH_LIMIT = 20
-#: History is read from the service this many entries per call (its largest page).
-HISTORY_READ = 500
 
 _STATIC = {"style.css": "text/css; charset=utf-8"}
 
@@ -86,18 +87,6 @@ def _error_page(
 
 
 # ---------------------------------------------------------------------------- leaderboard
-def _history(svc: Any, player_id: str) -> list[dict[str, Any]]:
-    """The player's whole rating history oldest first, read page by page through the service."""
-    items: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        page = as_mapping(svc.player_history(player_id, limit=HISTORY_READ, cursor=cursor))
-        items.extend(page["items"])
-        cursor = page.get("next_cursor")
-        if not cursor:
-            return items
-
-
 def _trends(svc: Any, version_id: Any, rows: Sequence[Mapping[str, Any]]) -> dict[str, Trend | None]:
     """Each row's trend over its last TREND_WINDOW matches, from one batched service read."""
     if not rows:
@@ -210,7 +199,7 @@ def player_page(
         return _error_page(request, text, message, status_code=422, query=player_id)
     try:
         player = as_mapping(svc.get_player(player_id))
-        history = _history(svc, player_id)
+        matches = career_of(request, player_id)  # oldest first, one statement
     except (NotFoundError, ValidationError):
         message = text.gettext("No player with the id “{id}”.", id=player_id)
         return _error_page(request, text, message, status_code=404, query=player_id)
@@ -220,29 +209,44 @@ def player_page(
     player.setdefault("rank", None)
     threshold = provisional_matches(request)
     player["provisional"] = is_provisional(player["matches_played"], threshold)
-    newest_first = history[::-1]
-    pages = max(1, -(-len(newest_first) // HISTORY_PAGE_SIZE))
+    pages = max(1, -(-len(matches) // HISTORY_PAGE_SIZE))
     if page > pages:
         message = text.gettext("{player} has no page {page} of matches.", player=player_id, page=page)
         return _error_page(request, text, message, status_code=404)
-    matches = career_matches(request, [h["sequence"] for h in history])
-    shown = newest_first[(page - 1) * HISTORY_PAGE_SIZE : page * HISTORY_PAGE_SIZE]
-    rows = []
-    for item in shown:
-        found = matches.get(item["sequence"])
-        rows.append(
-            {
-                **item,
-                "delta": item["rating_after"] - item["rating_before"],
-                "opponents": found.opponents(player_id) if found else (),
-                "opponent_rating": found.opponent_rating(player_id) if found else None,
-                "result": found.result(player_id) if found else "",
-            }
-        )
+    # Page 1 is the newest HISTORY_PAGE_SIZE matches: a slice from the end, no list reversed.
+    stop = len(matches) - (page - 1) * HISTORY_PAGE_SIZE
+    shown = matches[max(0, stop - HISTORY_PAGE_SIZE) : stop][::-1]
+    rows = [
+        {
+            "sequence": found.sequence,
+            "match_id": found.match_id,
+            "played_at": found.played_at,
+            "rating_before": found.rating_before,
+            "rating_after": found.rating_after,
+            "delta": found.rating_after - found.rating_before,
+            "opponents": found.opponents(player_id),
+            "opponent_rating": found.opponent_rating(player_id),
+            "result": found.result(player_id),
+        }
+        for found in shown
+    ]
     base = player_path(player_id)
-    points = in_range(_chart_points(history, text), RANGES[span])
+    points = in_range(_chart_points(matches, text), RANGES[span])
+
+    def marker_label(point: ChartPoint) -> str:
+        # Only the markers drawn (at most MAX_MARKERS) are labelled: formatting a date in the
+        # reader's locale for each of 10,000 points cost more than the rest of the page.
+        return text.gettext(
+            "match {number} ({date}): {rating}",
+            number=text.integer(point.index),
+            date=text.day(point.when) if point.when else point.match_id,
+            rating=point.rating,
+        )
+
     charts = [
-        build_chart(points, frame=frame, provisional=threshold, date_label=text.skeleton)
+        build_chart(
+            points, frame=frame, provisional=threshold, date_label=text.skeleton, marker_label=marker_label
+        )
         for frame in (WIDE, NARROW)
     ]
     return _page(
@@ -251,7 +255,7 @@ def player_page(
         "player.html",
         player=player,
         rows=rows,
-        career=career(player_id, history, matches),
+        career=career(player_id, matches),
         chart=charts[0],
         chart_narrow=charts[1],
         chart_range=span,
@@ -259,31 +263,27 @@ def player_page(
             (key, text.with_query(range=None if key == "all" else key, page=None)) for key in RANGES
         ],
         threshold=threshold,
-        first_played=history[0].get("played_at") if history else None,
-        last_played=history[-1].get("played_at") if history else None,
+        first_played=matches[0].played_at if matches else None,
+        last_played=matches[-1].played_at if matches else None,
         newer_url=None if page == 1 else text.with_query(page=None if page == 2 else str(page - 1)),
         older_url=None if page == pages else text.with_query(page=str(page + 1)),
+        newest_url=text.with_query(page=None),
+        oldest_url=text.with_query(page=str(pages)),
         page=page,
         pages=pages,
         base=base,
     )
 
 
-def _chart_points(history: Sequence[Mapping[str, Any]], text: PageText) -> list[ChartPoint]:
-    """The chart's points: the rating before the first match, then after each match."""
-    if not history:
+def _chart_points(matches: Sequence[CareerMatch], text: PageText) -> list[ChartPoint]:
+    """The chart's points: the rating before the first match, then after each match (unlabelled)."""
+    if not matches:
         return []
-    start = history[0]["rating_before"]
+    start = matches[0].rating_before
     points = [ChartPoint(0, start, text.gettext("start: {rating}", rating=start))]
-    for i, h in enumerate(history, start=1):
-        when = parse_moment(h.get("played_at"))
-        label = text.gettext(
-            "match {number} ({date}): {rating}",
-            number=text.integer(i),
-            date=text.day(when) if when else h["match_id"],
-            rating=h["rating_after"],
-        )
-        points.append(ChartPoint(i, h["rating_after"], label, when, h["match_id"]))
+    points.extend(
+        ChartPoint(i, m.rating_after, "", m.played_at, m.match_id) for i, m in enumerate(matches, start=1)
+    )
     return points
 
 

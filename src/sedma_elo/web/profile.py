@@ -1,18 +1,17 @@
 """A player's career in numbers: record, peak, streaks, best win and head-to-head (pure functions).
 
-Inputs are the player's history oldest first (the service's history items: ``sequence``,
-``match_id``, ``played_at``, ``rating_before``, ``rating_after``) and the career's matches by sequence
-(:class:`~sedma_elo.web.reads.CareerMatch`). A match missing from the latter is left out of the
-counts (it cannot happen while the ledger keeps every match).
+The input is the player's career oldest first (:class:`~sedma_elo.web.reads.CareerMatch`: each
+match's history item, sides, winner and everyone's rating before it), read in one statement.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .reads import CareerMatch
+if TYPE_CHECKING:
+    from ..service.ledger.reads import CareerItem as CareerMatch
 
 __all__ = ["Career", "HeadToHead", "career"]
 
@@ -39,31 +38,24 @@ class Career:
     wins: int = 0
     draws: int = 0
     losses: int = 0
-    peak: Mapping[str, Any] | None = None  # the history item of the highest rating (first reached)
+    peak: CareerMatch | None = None  # the match of the highest rating (first reached)
     streak_result: str | None = None  # the result of the current run: "win", "draw" or "loss"
     streak: int = 0  # its length
     best_win_streak: int = 0
-    best_win: Mapping[str, Any] | None = None  # {"item", "opponents", "opponent_rating"}
+    best_win: Mapping[str, Any] | None = None  # {"item": CareerMatch, "opponents", "opponent_rating"}
     head_to_head: list[HeadToHead] = field(default_factory=list)
 
 
-def career(
-    player_id: str,
-    history: Sequence[Mapping[str, Any]],
-    matches: Mapping[int, CareerMatch],
-    head_to_head: int = 8,
-) -> Career:
-    """The career of ``player_id``; ``head_to_head`` most frequent opponents are kept (most played first)."""
+def career(player_id: str, matches: Sequence[CareerMatch], head_to_head: int = 8) -> Career:
+    """The career of ``player_id`` from its matches oldest first; ``head_to_head`` most frequent opponents
+    are kept (most played first)."""
     out = Career()
     run_win = 0
     meetings: dict[str, HeadToHead] = {}
     best_rating = None
-    for item in history:
-        if out.peak is None or item["rating_after"] > out.peak["rating_after"]:
-            out.peak = item
-        found = matches.get(item["sequence"])
-        if found is None:
-            continue
+    for found in matches:
+        if out.peak is None or found.rating_after > out.peak.rating_after:
+            out.peak = found
         result = found.result(player_id)
         if result == "win":
             out.wins += 1
@@ -73,7 +65,7 @@ def career(
             if rating is not None and (best_rating is None or rating > best_rating):
                 best_rating = rating
                 out.best_win = {
-                    "item": item,
+                    "item": found,
                     "opponents": found.opponents(player_id),
                     "opponent_rating": rating,
                 }
