@@ -94,8 +94,8 @@ def plain_answers(encoder: str) -> None:
     def text(sub: Any, seq: int, version: Any, result: Any) -> str:
         return encode(match_view(json.loads(sub.body), seq, sub.played_at, version, result, False, None))
 
-    batch.response_text = text  # type: ignore[assignment]
-    answers.response_text = text  # type: ignore[assignment]
+    batch.response_text = text  # type: ignore[attr-defined]
+    answers.response_text = text  # type: ignore[attr-defined]
 
 
 def singly() -> None:
@@ -105,8 +105,8 @@ def singly() -> None:
     def one_by_one(raw: Any, ph: str, version_of: Any, subs: Any, stored: Any) -> Any:
         return lambda seq: answers.derive_answer(raw, ph, version_of, seq)
 
-    write_pg.repeat_answers = one_by_one  # type: ignore[assignment]
-    write_sqlite.repeat_answers = one_by_one  # type: ignore[assignment]
+    write_pg.repeat_answers = one_by_one  # type: ignore[attr-defined]
+    write_sqlite.repeat_answers = one_by_one  # type: ignore[attr-defined]
 
 
 def cpu_seconds(pid: int) -> float:

@@ -4,7 +4,8 @@ The first answer of a match is a function of facts the ledger keeps anyway: the 
 :mod:`.rows`), its sequence, the version it was applied in (``matches.version_id``: its id, label
 and rules), and each player's rating and games played before the match in that version (the
 match's ``rating_changes`` rows and how many rows each player has before it). :func:`derive_answer`
-recomputes it with the one fold, byte for byte what the live path answered.
+recomputes it with the one fold, byte for byte what the live path answered; :func:`repeat_answers`
+does so for all the repeats of a write batch at once, in two statements whatever their number.
 
 Two facts change that derivation afterwards, and both are handled here:
 
