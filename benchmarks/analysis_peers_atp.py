@@ -12,7 +12,9 @@ split with :func:`sedma_elo.analysis.backtest` (so the paired bootstrap interval
 reference rules), adds the fairness figures of the Sedma rule sets, writes a run for
 ``sedma-elo report`` and prints the markdown table. Options of ``run``: ``--from N`` runs the
 group on the matches from index N on (a documented later slice); ``--refit N`` and ``--iterations
-N`` set WHR's block size and Newton steps per refit (kickscore: block size and EP sweeps).
+N`` set WHR's block size and Newton steps per refit (kickscore: block size and EP sweeps;
+``--recent`` fits the warm-up before the validation window once, then sweeps only each new
+block's observations, see :mod:`sedma_elo.analysis.kickscore_peer`).
 Groups can run at once in separate processes (the machine's cores are shared).
 """
 
@@ -38,14 +40,9 @@ from sedma_elo.analysis import (
     sedma_rules,
     table_from_history,
 )
+from sedma_elo.analysis.kickscore_peer import KICKSCORE_GRID, kickscore_periodic
 from sedma_elo.analysis.peers import tuned
-from sedma_elo.analysis.whole_history import (
-    KICKSCORE_GRID,
-    WHR_GRID,
-    kickscore_periodic,
-    later_slice,
-    whr_periodic,
-)
+from sedma_elo.analysis.whole_history import WHR_GRID, later_slice, whr_periodic
 from sedma_elo.batch.history import load_history
 
 
@@ -56,6 +53,8 @@ def _options(args: list[str]) -> tuple[dict[str, int], list[str]]:
     for arg in it:
         if arg in ("--from", "--refit", "--iterations"):
             opts[arg[2:]] = int(next(it))
+        elif arg == "--recent":
+            opts["recent"] = 1
         else:
             rest.append(arg)
     return opts, rest
@@ -74,9 +73,12 @@ def _group(name: str, opts: dict[str, int], rules_files: list[str]) -> list[Fore
         peer = tuned("whr", lambda w2: whr_periodic(w2=w2, refit_every=refit, iterations=steps), WHR_GRID)
     elif name == "kickscore":
         refit, steps = opts.get("refit", 20_000), opts.get("iterations", 10)
+        sweeps = "recent" if opts.get("recent") else "full"
         peer = tuned(
             "kickscore",
-            lambda var: kickscore_periodic(var=var, refit_every=refit, max_iter=steps),
+            lambda var: kickscore_periodic(
+                var=var, refit_every=refit, max_iter=steps, sweeps=sweeps, first_block=None
+            ),
             KICKSCORE_GRID,
         )
     else:
