@@ -61,7 +61,10 @@ def _fit_recent(model: Any, observations: list[Any], max_iter: int, lr: float, t
     """Up to ``max_iter`` EP sweeps over ``observations`` only, refitting only the players they touch."""
     items = {id(item): item for obs in observations for item in obs._items}.values()
     for item in items:
+        # The package's fit() sweeps right after allocating, so a new sample's first cavity is
+        # the prior; fitting first makes it the posterior given every earlier match.
         item.fitter.allocate()
+        item.fitter.fit()
     for _ in range(max_iter):
         diff = 0.0
         for obs in observations:

@@ -98,9 +98,13 @@ def _interval(d: Difference | None) -> str:
     return "-" if d is None else f"{d.mean:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
 
 
+#: Eras of the history whose drift each candidate rule set's fairness figures give.
+DRIFT_ERAS = 4
+
+
 def _with_fairness(table: MatchTable, result: SystemResult, rules: Rules, path: Path | None) -> SystemResult:
     """``result`` (a Sedma rule set's) with its fairness figures on the whole history for the JSON."""
-    fair = fairness_of(table, result.forecast, rules)
+    fair = fairness_of(table, result.forecast, rules, segments=min(DRIFT_ERAS, len(table)))
     extra = {**result.extra, "fairness": fair.to_dict(), "rules_file": None if path is None else str(path)}
     return replace(result, extra=extra)
 
