@@ -42,12 +42,17 @@ from sedma_elo.analysis import (
     sedma_rules,
     table_from_history,
 )
+from sedma_elo.analysis.fairness import drift_components
 from sedma_elo.analysis.kickscore_peer import KICKSCORE_GRID, kickscore_periodic
 from sedma_elo.analysis.metrics import Split
 from sedma_elo.analysis.peers import tuned
 from sedma_elo.analysis.table import MatchTable
 from sedma_elo.analysis.whole_history import WHR_GRID, later_slice, whr_periodic
 from sedma_elo.batch.history import load_history
+
+#: Games after which a player counts as established in the drift split (the fair-tuned rules'
+#: newcomer games).
+NEWCOMER_GAMES = 26
 
 #: Matches per resampled run of the block bootstrap intervals in the merged table.
 BLOCK = 1000
@@ -100,6 +105,10 @@ def _group(name: str, opts: dict[str, float], rules_files: list[str]) -> list[Fo
         return peer_forecasters(strong=False)[:2]
     if name == "whr":
         refit, steps = int(opts.get("refit", 2000)), int(opts.get("iterations", 10))
+        if "tail" in opts:
+            # The last matches only, with w2 = --var chosen beforehand (docs/analysis.md).
+            inner = whr_periodic(w2=float(opts.get("var", 14.0)), refit_every=refit, iterations=steps)
+            return [_tail_run(inner, int(opts["tail"]), int(opts.get("warm-up", 30_000)))]
         peer = tuned("whr", lambda w2: whr_periodic(w2=w2, refit_every=refit, iterations=steps), WHR_GRID)
     elif name == "kickscore":
         refit, steps = int(opts.get("refit", 20_000)), int(opts.get("iterations", 10))
@@ -203,6 +212,8 @@ def merge(history: str, outdir: Path, out: Path) -> None:
             ).to_dict()
         if i < len(rule_sets):
             d["fairness"] = fairness_of(table, r.forecast, rule_sets[i], segments=4).to_dict()
+            est, new = drift_components(table, r.forecast, NEWCOMER_GAMES)
+            d["fairness"] |= {"drift_established": est, "drift_with_newcomer": new}
         systems.append(d)
     run_json = {"kind": "backtest", "history": history, **results_to_json(results, split)}
     run_json["systems"] = systems
@@ -217,6 +228,21 @@ def merge(history: str, outdir: Path, out: Path) -> None:
         _print_table([r.to_dict() | {"seconds": seconds[i]} for i, r in enumerate(tail)])
     out.write_text(json.dumps(run_json, indent=1), encoding="utf-8")
     _print_table(systems)
+    print(
+        f"\n| rules | drift / 100k | by era (quarters) | matches of established players "
+        f"({NEWCOMER_GAMES}+ games each) | matches with a newcomer | losing well |"
+    )
+    print("|---|---|---|---|---|---|")
+    for s in systems:
+        if f := s.get("fairness"):
+            eras = " / ".join(f"{v:+.2f}" for v in f["segment_drifts"])
+            cells = [s["system"], f"{f['drift_per_100k']:+.3f}", eras]
+            cells += [
+                f"{f['drift_established']:+.2f}",
+                f"{f['drift_with_newcomer']:+.2f}",
+                f"{f['losing_well']:+d}",
+            ]
+            print("| " + " | ".join(cells) + " |")
 
 
 def _print_table(systems: list[dict[str, Any]]) -> None:

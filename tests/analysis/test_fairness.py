@@ -7,6 +7,7 @@ import pytest
 
 from sedma_elo import REFERENCE_RULES
 from sedma_elo.analysis.fairness import (
+    drift_components,
     drift_per_100k,
     fairness_of,
     losing_well_gain,
@@ -90,3 +91,14 @@ def test_segment_drifts_of_zero_sum_rules_are_zero(small_history) -> None:  # ty
     assert fairness_of(t, fc, REFERENCE_RULES, segments=3).segment_drifts == (0.0, 0.0, 0.0)
     with pytest.raises(ValidationError, match="drift_segments"):
         segment_drifts(t, fc, 0)
+
+
+def test_drift_components_add_up_to_the_drift(small_history) -> None:  # type: ignore[no-untyped-def]
+    """Established players' matches and newcomers' matches split the drift; a newcomer-free cut takes all."""
+    t = table_from_matches(small_history)
+    rules = REFERENCE_RULES.replace(score_max=1.5, bonus_16=BonusRule(0.2, 0.5))
+    fc = sedma_rules(rules)(t, chronological_split(len(t)))
+    established, newcomers = drift_components(t, fc, 10)
+    assert established != 0.0 and newcomers != 0.0
+    assert established + newcomers == pytest.approx(drift_per_100k(t, fc), rel=1e-6)
+    assert drift_components(t, fc, 0) == (pytest.approx(drift_per_100k(t, fc), rel=1e-6), 0.0)

@@ -34,6 +34,7 @@ __all__ = [
     "ESTABLISHED_GAMES",
     "MIN_BONUS_ROUNDS",
     "Fairness",
+    "drift_components",
     "drift_per_100k",
     "fairness_of",
     "losing_well_gain",
@@ -101,6 +102,45 @@ def drift_per_100k(table: MatchTable, forecast: Forecast) -> float:
     return change / len(table) * 100_000
 
 
+def _created(table: MatchTable, forecast: Forecast) -> tuple[FloatArray, IntArray, int]:
+    """Rating points each match created (both players' changes), games each player had played
+    before it (an ``(n, 2)`` array), and how many players the table has seen."""
+    assert forecast.rating_a is not None and forecast.final is not None
+    n = len(table)
+    who, before = _appearances(table, forecast)
+    # The rating after each appearance is the rating before the player's next one (or the final).
+    order = np.argsort(who, kind="stable")
+    sorted_who = who[order]
+    first = np.r_[True, sorted_who[1:] != sorted_who[:-1]]
+    last = np.r_[first[1:], True]
+    after_sorted = np.r_[before[order][1:], 0.0]
+    after_sorted[last] = forecast.final[sorted_who[last]]
+    after = np.empty_like(before)
+    after[order] = after_sorted
+    index = np.arange(2 * n)
+    played = np.empty(2 * n, dtype=np.int64)
+    played[order] = index - np.maximum.accumulate(np.where(first, index, 0))
+    players = int(np.unique(who).size)
+    return (after - before).reshape(n, 2).sum(axis=1), played.reshape(n, 2), players
+
+
+def drift_components(table: MatchTable, forecast: Forecast, games: int) -> tuple[float, float]:
+    """Drift per 100,000 matches split by who played: (both players had ``games`` games, the others).
+
+    The two parts add up to :func:`drift_per_100k`. Matches between established players create
+    points through bonuses above a win's 1 and a loser's share; matches with a newcomer create or
+    destroy them through the newcomers' larger K, in a proportion that depends on how often
+    newcomers win in that history, which is why a rule set's drift can balance on one history and
+    not on another. Returns ``nan``s for a forecast without ratings.
+    """
+    if forecast.rating_a is None or forecast.final is None:
+        return float("nan"), float("nan")
+    created, played, players = _created(table, forecast)
+    established = (played >= games).all(axis=1)
+    scale = 100_000 / players / len(table)
+    return float(created[established].sum()) * scale, float(created[~established].sum()) * scale
+
+
 def segment_drifts(table: MatchTable, forecast: Forecast, segments: int) -> list[float]:
     """Drift per 100,000 matches within each of ``segments`` equal runs of consecutive matches.
 
@@ -119,17 +159,7 @@ def segment_drifts(table: MatchTable, forecast: Forecast, segments: int) -> list
         raise ValidationError("drift_segments", f"must be between 1 and {n}, got {segments}")
     if forecast.rating_a is None or forecast.final is None:
         return [float("nan")] * segments
-    who, before = _appearances(table, forecast)
-    # The rating after each appearance is the rating before the player's next one (or the final).
-    order = np.argsort(who, kind="stable")
-    sorted_who = who[order]
-    last = np.r_[sorted_who[1:] != sorted_who[:-1], True]
-    after_sorted = np.r_[before[order][1:], 0.0]
-    after_sorted[last] = forecast.final[sorted_who[last]]
-    after = np.empty_like(before)
-    after[order] = after_sorted
-    created = (after - before).reshape(n, 2).sum(axis=1)
-    players = np.unique(who).size
+    created, _, players = _created(table, forecast)
     return [
         float(created[part].sum()) / players / part.size * 100_000
         for part in np.array_split(np.arange(n), segments)
