@@ -216,7 +216,8 @@ def merge(history: str, outdir: Path, out: Path) -> None:
             d["fairness"] |= {"drift_established": est, "drift_with_newcomer": new}
         systems.append(d)
     run_json = {"kind": "backtest", "history": history, **results_to_json(results, split)}
-    run_json["systems"] = systems
+    # A system run on the last matches only is 0.5 before them: it is in the tail table only.
+    run_json["systems"] = systems = [d for d in systems if "scored_from" not in d["params"]]
     tails = [int(fc.params["scored_from"]) for fc in forecasts if "scored_from" in fc.params]
     if tails:
         # Systems run on the last matches only: every system scored on those same matches.
