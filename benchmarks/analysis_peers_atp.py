@@ -63,7 +63,7 @@ def _options(args: list[str]) -> tuple[dict[str, float], list[str]]:
     rest = []
     it = iter(args)
     for arg in it:
-        if arg in ("--from", "--refit", "--iterations", "--warm", "--tail", "--warm-up"):
+        if arg in ("--from", "--refit", "--iterations", "--warm", "--tail", "--warm-up", "--full-every"):
             opts[arg[2:]] = int(next(it))
         elif arg == "--var":
             opts["var"] = float(next(it))
@@ -123,6 +123,7 @@ def _group(name: str, opts: dict[str, float], rules_files: list[str]) -> list[Fo
                 sweeps=sweeps,
                 first_block=warm_up,
                 warm_iter=int(opts.get("warm", steps)),
+                full_every=int(opts.get("full-every", 0)),
             )
             return [_tail_run(inner, int(opts["tail"]), warm_up)]
         peer = tuned(

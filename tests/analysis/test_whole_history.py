@@ -40,6 +40,7 @@ def _flip_from(matches: list[Match], start: int) -> list[Match]:
         whr_periodic(refit_every=BLOCK, iterations=3),
         kickscore_periodic(refit_every=BLOCK, max_iter=3),
         kickscore_periodic(refit_every=BLOCK, max_iter=3, sweeps="recent", first_block=BLOCK),
+        kickscore_periodic(refit_every=BLOCK, max_iter=2, sweeps="recent", first_block=BLOCK, full_every=2),
     ],
 )
 def test_a_block_is_predicted_before_it_is_observed(peer, history) -> None:  # type: ignore[no-untyped-def]
@@ -110,3 +111,5 @@ def test_bad_settings_are_refused_by_name() -> None:
         kickscore_periodic(sweeps="some")
     with pytest.raises(ValidationError, match="warm_iter"):
         kickscore_periodic(warm_iter=0)
+    with pytest.raises(ValidationError, match="full_every"):
+        kickscore_periodic(full_every=-1)

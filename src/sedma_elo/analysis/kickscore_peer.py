@@ -88,6 +88,7 @@ def kickscore_periodic(
     lr: float = 1.0,
     tol: float = 1e-3,
     warm_iter: int | None = None,
+    full_every: int = 0,
 ) -> Forecaster:
     """kickscore (constant + Wiener or Matern-3/2 kernel, logit wins) refitted after every block.
 
@@ -97,8 +98,9 @@ def kickscore_periodic(
     (``None``: every match before the validation window; 0: a block like every other),
     ``max_iter`` (EP sweeps per refit; ``warm_iter`` for the first block, default ``max_iter``),
     ``lr`` and ``tol`` (the package's damping and convergence tolerance) set the refit schedule
-    (module docstring). Ratings reported for drift are the predictive mean scores, x 400 / ln 10
-    to put them on the Elo scale.
+    (module docstring); with ``sweeps="recent"``, ``full_every`` N above 0 makes every N-th refit
+    the package's full fit (every site revisited). Ratings reported for drift are the predictive
+    mean scores, x 400 / ln 10 to put them on the Elo scale.
 
     Raises:
         ValidationError: ``refit_every`` or ``max_iter`` below 1, a variance, scale or ``lr`` not
@@ -116,6 +118,8 @@ def kickscore_periodic(
         if not value > 0:
             raise ValidationError(field, f"must be > 0, got {value}")
     warm = max_iter if warm_iter is None else warm_iter
+    if full_every < 0:
+        raise ValidationError("full_every", f"must be at least 0, got {full_every}")
 
     def run(table: MatchTable, split: Split) -> Forecast:
         import kickscore as ks  # numba-compiled on first use: imported only when the peer runs
@@ -184,7 +188,7 @@ def kickscore_periodic(
             try:
                 if number == 0:
                     model.fit(max_iter=int(warm), lr=lr, tol=tol)
-                elif sweeps == "full":
+                elif sweeps == "full" or (full_every and number % full_every == 0):
                     model.fit(max_iter=int(max_iter), lr=lr, tol=tol)
                 else:
                     _fit_recent(model, model.observations[first_obs:], int(max_iter), lr, tol)
@@ -202,6 +206,7 @@ def kickscore_periodic(
             "refit_every": refit_every,
             "max_iter": max_iter,
             "sweeps": sweeps,
+            "full_every": full_every,
             "first_block": warm_up,
             "lr": lr,
             "guarded": guarded + bad,
@@ -210,7 +215,9 @@ def kickscore_periodic(
         shape = (
             f"wiener var={var:g}/y" if dynamics == "wiener" else f"matern32 var={var:g} lscale={lscale:g}y"
         )
-        name = f"kickscore (constant {constant_var:g} + {shape}, refit every {refit_every}, {sweeps} sweeps)"
+        every = f", full fit every {full_every} refits" if sweeps == "recent" and full_every else ""
+        name = f"kickscore (constant {constant_var:g} + {shape}, refit every {refit_every}, {sweeps} sweeps"
+        name += f"{every})"
         return Forecast(name, p, sa * elo, sb * elo, final * elo, 0.0, params)
 
     return run
