@@ -12,7 +12,10 @@ split with :func:`sedma_elo.analysis.backtest` (so the paired bootstrap interval
 reference rules), adds the fairness figures of the Sedma rule sets, writes a run for
 ``sedma-elo report`` and prints the markdown table. Options of ``run``: ``--from N`` runs the
 group on the matches from index N on (a documented later slice); ``--refit N`` and ``--iterations
-N`` set WHR's block size and Newton steps per refit (kickscore: block size and EP sweeps).
+N`` set WHR's block size and Newton steps per refit (kickscore: block size and EP sweeps;
+``--recent`` fits the warm-up before the validation window once (``--warm N`` EP sweeps), then
+sweeps only each new
+block's observations, see :mod:`sedma_elo.analysis.kickscore_peer`).
 Groups can run at once in separate processes (the machine's cores are shared).
 """
 
@@ -33,36 +36,67 @@ from sedma_elo.analysis import (
     backtest,
     chronological_split,
     fairness_of,
+    paired_bootstrap,
     peer_forecasters,
     results_to_json,
     sedma_rules,
     table_from_history,
 )
+from sedma_elo.analysis.fairness import drift_components
+from sedma_elo.analysis.kickscore_peer import KICKSCORE_GRID, kickscore_periodic
+from sedma_elo.analysis.metrics import Split
 from sedma_elo.analysis.peers import tuned
-from sedma_elo.analysis.whole_history import (
-    KICKSCORE_GRID,
-    WHR_GRID,
-    kickscore_periodic,
-    later_slice,
-    whr_periodic,
-)
+from sedma_elo.analysis.table import MatchTable
+from sedma_elo.analysis.whole_history import WHR_GRID, later_slice, whr_periodic
 from sedma_elo.batch.history import load_history
 
+#: Games after which a player counts as established in the drift split (the fair-tuned rules'
+#: newcomer games).
+NEWCOMER_GAMES = 26
 
-def _options(args: list[str]) -> tuple[dict[str, int], list[str]]:
-    opts: dict[str, int] = {}
+#: Matches per resampled run of the block bootstrap intervals in the merged table.
+BLOCK = 1000
+
+
+def _options(args: list[str]) -> tuple[dict[str, float], list[str]]:
+    opts: dict[str, float] = {}
     rest = []
     it = iter(args)
     for arg in it:
-        if arg in ("--from", "--refit", "--iterations"):
+        if arg in ("--from", "--refit", "--iterations", "--warm", "--tail", "--warm-up", "--full-every"):
             opts[arg[2:]] = int(next(it))
+        elif arg == "--var":
+            opts["var"] = float(next(it))
+        elif arg == "--recent":
+            opts["recent"] = 1
         else:
             rest.append(arg)
     return opts, rest
 
 
-def _group(name: str, opts: dict[str, int], rules_files: list[str]) -> list[Forecaster]:
-    start = opts.get("from", 0)
+def _tail_run(inner: Forecaster, n_scored: int, warm_up: int) -> Forecaster:
+    """``inner`` on the last ``warm_up + n_scored`` matches only, its first ``warm_up`` fitted at once.
+
+    The forecasts before the last ``n_scored`` matches are 0.5 and must not be scored (``merge``
+    scores every system on those last matches in a table of its own: ``params["scored_from"]``).
+    """
+
+    def run(table: MatchTable, split: Split) -> Forecast:
+        start = len(table) - n_scored - warm_up
+        if start < split.test_start:
+            raise SystemExit("--tail and --warm-up must lie inside the test window")
+        tail = MatchTable(table.a[start:], table.b[start:], table.y[start:], table.day[start:], table.players)
+        fc = inner(tail, Split(len(tail), warm_up, warm_up))
+        p = np.concatenate([np.full(start, 0.5), fc.p])
+        scored = len(table) - n_scored
+        name = f"{fc.system}; last {n_scored:,} matches only, after a warm-up of {warm_up:,}"
+        return Forecast(name, p, None, None, None, None, {**fc.params, "scored_from": scored})
+
+    return run
+
+
+def _group(name: str, opts: dict[str, float], rules_files: list[str]) -> list[Forecaster]:
+    start = int(opts.get("from", 0))
     if name == "sedma":
         return [sedma_rules(REFERENCE_RULES)] + [sedma_rules(load_rules(p)) for p in rules_files]
     if name == "standard":
@@ -70,13 +104,38 @@ def _group(name: str, opts: dict[str, int], rules_files: list[str]) -> list[Fore
     if name == "elo":
         return peer_forecasters(strong=False)[:2]
     if name == "whr":
-        refit, steps = opts.get("refit", 2000), opts.get("iterations", 10)
+        refit, steps = int(opts.get("refit", 2000)), int(opts.get("iterations", 10))
+        if "tail" in opts:
+            # The last matches only, with w2 = --var chosen beforehand (docs/analysis.md).
+            inner = whr_periodic(w2=float(opts.get("var", 14.0)), refit_every=refit, iterations=steps)
+            return [_tail_run(inner, int(opts["tail"]), int(opts.get("warm-up", 30_000)))]
         peer = tuned("whr", lambda w2: whr_periodic(w2=w2, refit_every=refit, iterations=steps), WHR_GRID)
     elif name == "kickscore":
-        refit, steps = opts.get("refit", 20_000), opts.get("iterations", 10)
+        refit, steps = int(opts.get("refit", 20_000)), int(opts.get("iterations", 10))
+        sweeps = "recent" if opts.get("recent") else "full"
+        if "tail" in opts:
+            # The last matches only, with one setting (--var) chosen beforehand (docs/analysis.md).
+            warm_up = int(opts.get("warm-up", 30_000))
+            inner = kickscore_periodic(
+                var=float(opts.get("var", 0.17)),
+                refit_every=refit,
+                max_iter=steps,
+                sweeps=sweeps,
+                first_block=warm_up,
+                warm_iter=int(opts.get("warm", steps)),
+                full_every=int(opts.get("full-every", 0)),
+            )
+            return [_tail_run(inner, int(opts["tail"]), warm_up)]
         peer = tuned(
             "kickscore",
-            lambda var: kickscore_periodic(var=var, refit_every=refit, max_iter=steps),
+            lambda var: kickscore_periodic(
+                var=var,
+                refit_every=refit,
+                max_iter=steps,
+                sweeps=sweeps,
+                first_block=None,
+                warm_iter=int(opts.get("warm", steps)),
+            ),
             KICKSCORE_GRID,
         )
     else:
@@ -136,32 +195,83 @@ def merge(history: str, outdir: Path, out: Path) -> None:
         seconds.append(meta["seconds"])
         if path.stem.startswith("sedma"):
             rule_sets.append(load_rules(meta["rules_file"]) if meta["rules_file"] else REFERENCE_RULES)
-    results = backtest(table, [lambda t, s, fc=fc: fc for fc in forecasts], split)
+    results = backtest(table, [lambda t, s, fc=fc: fc for fc in forecasts], split, players=True)
+    test = slice(split.test_start, split.n)
+    y = table.y[test]
+    # A "forecast" equal to the outcome scores ~0 (clipped at 1e-15), so its paired difference is
+    # the system's own test log loss: the bootstrap then gives an interval for the loss itself.
+    certain = np.where(y >= 0.5, 1.0, 0.0)
     systems = []
     for i, r in enumerate(results):
         d = r.to_dict()
         d["seconds"] = round(seconds[i], 1)
+        p = r.forecast.p[test]
+        d["log_loss_interval"] = paired_bootstrap(p, certain, y, block=BLOCK).to_dict()
+        if i:
+            d["vs_reference_blocks"] = paired_bootstrap(
+                p, results[0].forecast.p[test], y, block=BLOCK
+            ).to_dict()
         if i < len(rule_sets):
-            d["fairness"] = fairness_of(table, r.forecast, rule_sets[i]).to_dict()
+            d["fairness"] = fairness_of(table, r.forecast, rule_sets[i], segments=4).to_dict()
+            est, new = drift_components(table, r.forecast, NEWCOMER_GAMES)
+            d["fairness"] |= {"drift_established": est, "drift_with_newcomer": new}
         systems.append(d)
     run_json = {"kind": "backtest", "history": history, **results_to_json(results, split)}
-    run_json["systems"] = systems
+    # A system run on the last matches only is 0.5 before them: it is in the tail table only.
+    run_json["systems"] = systems = [d for d in systems if "scored_from" not in d["params"]]
+    tails = [int(fc.params["scored_from"]) for fc in forecasts if "scored_from" in fc.params]
+    if tails:
+        # Systems run on the last matches only: every system scored on those same matches.
+        tail_split = Split(split.n, split.valid_start, max(tails))
+        every = [lambda t, s, fc=fc: fc for fc in forecasts]
+        tail = backtest(table, every, tail_split, players=True)
+        run_json["tail"] = results_to_json(tail, tail_split)
+        print(f"last {split.n - max(tails):,} matches (from {max(tails):,}), every system:")
+        _print_table([r.to_dict() | {"seconds": seconds[i]} for i, r in enumerate(tail)])
     out.write_text(json.dumps(run_json, indent=1), encoding="utf-8")
-    print("| system | test log loss | vs reference [95% CI] | accuracy | valid log loss | seconds |")
+    _print_table(systems)
+    print(
+        f"\n| rules | drift / 100k | by era (quarters) | matches of established players "
+        f"({NEWCOMER_GAMES}+ games each) | matches with a newcomer | losing well |"
+    )
     print("|---|---|---|---|---|---|")
     for s in systems:
-        v = s["vs_reference"]
-        diff = "-" if v is None else f"{v['mean']:+.4f} [{v['low']:+.4f}, {v['high']:+.4f}]"
+        if f := s.get("fairness"):
+            eras = " / ".join(f"{v:+.2f}" for v in f["segment_drifts"])
+            cells = [s["system"], f"{f['drift_per_100k']:+.3f}", eras]
+            cells += [
+                f"{f['drift_established']:+.2f}",
+                f"{f['drift_with_newcomer']:+.2f}",
+                f"{f['losing_well']:+d}",
+            ]
+            print("| " + " | ".join(cells) + " |")
+
+
+def _print_table(systems: list[dict[str, Any]]) -> None:
+    print(
+        "| system | test log loss [95% CI, blocks of 1,000] | vs reference [95% CI]: matches | "
+        "blocks of 1,000 | players | accuracy | valid log loss | seconds |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for s in systems:
         valid = "-" if s["valid"] is None else f"{s['valid']['log_loss']:.4f}"
+        own = s.get("log_loss_interval")
+        loss = f"{s['log_loss']:.5f}" + ("" if own is None else f" [{own['low']:.4f}, {own['high']:.4f}]")
         cells = [
             s["system"],
-            f"{s['log_loss']:.4f}",
-            diff,
+            loss,
+            _interval(s["vs_reference"]),
+            _interval(s.get("vs_reference_blocks")),
+            _interval(s["vs_reference_players"]),
             f"{s['accuracy']:.4f}",
             valid,
             f"{s['seconds']:.0f}",
         ]
         print("| " + " | ".join(cells) + " |")
+
+
+def _interval(v: dict[str, Any] | None) -> str:
+    return "-" if v is None else f"{v['mean']:+.4f} [{v['low']:+.4f}, {v['high']:+.4f}]"
 
 
 if __name__ == "__main__":

@@ -124,7 +124,11 @@ def test_tune_with_constraints_saves_the_front(tmp_path, history: str) -> None: 
     assert result.exit_code == 0, result.output
     assert "Pareto front" in result.stdout
     front = json.loads(out.with_suffix(".front.json").read_text(encoding="utf-8"))
-    assert front["kind"] == "tune" and front["constraints"] == {"max_drift": 1.0, "max_losing_well": 5.0}
+    assert front["kind"] == "tune" and front["constraints"] == {
+        "max_drift": 1.0,
+        "max_losing_well": 5.0,
+        "drift_segments": 1,
+    }
     chosen = front["chosen"]
     assert abs(chosen["drift_per_100k"]) <= 1 and chosen["losing_well"] <= 5
     assert "warning" not in result.stderr  # zero-sum rules do not drift
@@ -171,3 +175,43 @@ def test_backtest_block_bootstrap(history: str, tmp_path: Path) -> None:
     bad = runner.invoke(app, ["backtest", history, "--bootstrap-block", "0"])
     assert bad.exit_code == 2
     assert "--bootstrap-block: must be at least 1, got 0" in bad.stderr
+
+
+def test_backtest_player_bootstrap(history: str, tmp_path: Path) -> None:
+    """--player-bootstrap adds a players-resampled interval beside the match one in the JSON."""
+    rules = tmp_path / "zero_sum.toml"
+    rules.write_text('name = "zs"\n[update]\nzero_sum = true\n', encoding="utf-8")
+    args = ["backtest", history, "--candidate", str(rules), "--json", "--player-bootstrap"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    first, second = json.loads(result.stdout)["systems"]
+    assert first["vs_reference_players"] is None
+    by_player, by_match = second["vs_reference_players"], second["vs_reference"]
+    assert by_player["unit"] == "player" and by_match["unit"] == "match"
+    assert (
+        by_player["mean"] == by_match["mean"] and by_player["low"] <= by_player["mean"] <= by_player["high"]
+    )
+
+
+def test_tune_drift_segments(tmp_path: Path, history: str) -> None:
+    """--drift-segments 3 puts the eras' drifts into the chosen trial; 0 exits 2 naming the option."""
+    out = tmp_path / "t.toml"
+    args = [
+        "tune",
+        history,
+        "--out",
+        str(out),
+        "--trials",
+        "2",
+        "--max-drift",
+        "1000",
+        "--drift-segments",
+        "3",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    front = json.loads(out.with_suffix(".front.json").read_text(encoding="utf-8"))
+    assert front["constraints"]["drift_segments"] == 3 and len(front["chosen"]["segment_drifts"]) == 3
+    bad = runner.invoke(app, ["tune", history, "--out", str(out), "--drift-segments", "0"])
+    assert bad.exit_code == 2
+    assert "--drift-segments: must be at least 1, got 0" in bad.stderr

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from sedma_elo import REFERENCE_RULES
-from sedma_elo.analysis.fairness import drift_per_100k, fairness_of, losing_well_gain, newcomer_convergence
+from sedma_elo.analysis.fairness import (
+    drift_components,
+    drift_per_100k,
+    fairness_of,
+    losing_well_gain,
+    newcomer_convergence,
+    segment_drifts,
+)
 from sedma_elo.analysis.forecast import Forecast
 from sedma_elo.analysis.metrics import chronological_split
 from sedma_elo.analysis.sedma import sedma_rules
 from sedma_elo.analysis.table import table_from_matches
 from sedma_elo.core.rules import BonusRule
+from sedma_elo.errors import ValidationError
 
 
 def test_zero_sum_rules_do_not_drift(small_history) -> None:  # type: ignore[no-untyped-def]
@@ -62,3 +71,34 @@ def test_fairness_of_a_replay(small_history) -> None:  # type: ignore[no-untyped
     f = fairness_of(t, fc, REFERENCE_RULES)
     assert (f.losing_well, f.win_gain) == losing_well_gain(REFERENCE_RULES)
     assert f.drift_per_100k == drift_per_100k(t, fc)
+
+
+def test_segment_drifts_average_to_the_whole_drift(small_history) -> None:  # type: ignore[no-untyped-def]
+    """The drifts of 4 equal eras of an inflating replay average to its whole drift, and differ."""
+    t = table_from_matches(small_history)
+    rules = REFERENCE_RULES.replace(score_max=1.5, bonus_16=BonusRule(0.2, 0.5))
+    fc = sedma_rules(rules)(t, chronological_split(len(t)))
+    eras = segment_drifts(t, fc, 4)
+    assert len(eras) == 4 and len(set(eras)) > 1
+    assert np.mean(eras) == pytest.approx(drift_per_100k(t, fc), rel=1e-6)
+
+
+def test_segment_drifts_of_zero_sum_rules_are_zero(small_history) -> None:  # type: ignore[no-untyped-def]
+    """Zero-sum rules create no points in any era; a segment count out of range is refused by name."""
+    t = table_from_matches(small_history)
+    fc = sedma_rules(REFERENCE_RULES.replace(zero_sum=True))(t, chronological_split(len(t)))
+    assert segment_drifts(t, fc, 3) == [0.0, 0.0, 0.0]
+    assert fairness_of(t, fc, REFERENCE_RULES, segments=3).segment_drifts == (0.0, 0.0, 0.0)
+    with pytest.raises(ValidationError, match="drift_segments"):
+        segment_drifts(t, fc, 0)
+
+
+def test_drift_components_add_up_to_the_drift(small_history) -> None:  # type: ignore[no-untyped-def]
+    """Established players' matches and newcomers' matches split the drift; a newcomer-free cut takes all."""
+    t = table_from_matches(small_history)
+    rules = REFERENCE_RULES.replace(score_max=1.5, bonus_16=BonusRule(0.2, 0.5))
+    fc = sedma_rules(rules)(t, chronological_split(len(t)))
+    established, newcomers = drift_components(t, fc, 10)
+    assert established != 0.0 and newcomers != 0.0
+    assert established + newcomers == pytest.approx(drift_per_100k(t, fc), rel=1e-6)
+    assert drift_components(t, fc, 0) == (pytest.approx(drift_per_100k(t, fc), rel=1e-6), 0.0)

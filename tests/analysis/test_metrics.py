@@ -14,6 +14,7 @@ from sedma_elo.analysis.metrics import (
     calibration_table,
     chronological_split,
     paired_bootstrap,
+    player_bootstrap,
     score_forecasts,
 )
 from sedma_elo.errors import ValidationError
@@ -224,3 +225,39 @@ def test_block_bootstrap_checks_its_block() -> None:
         paired_bootstrap(np.full(10, 0.6), np.full(10, 0.5), y, block=0)
     whole = paired_bootstrap(np.full(10, 0.6), np.full(10, 0.5), y, block=100, resamples=20)
     assert whole.low == pytest.approx(whole.high) == pytest.approx(math.log(0.5) - math.log(0.6))
+
+
+def _one_player_matters(n: int = 2000, players: int = 40) -> tuple[np.ndarray, ...]:
+    """Matches where the system beats the reference only in player 0's matches (a cluster)."""
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, players, n)
+    b = (a + rng.integers(1, players, n)) % players
+    y = np.ones(n)
+    p = np.where((a == 0) | (b == 0), 0.9, 0.5)
+    return p, np.full(n, 0.5), y, a, b
+
+
+def test_player_bootstrap_widens_the_interval_of_one_players_matches() -> None:
+    """A difference carried by one player's matches gets a far wider interval when players are resampled."""
+    p, reference, y, a, b = _one_player_matters()
+    by_match = paired_bootstrap(p, reference, y, resamples=400, seed=1)
+    by_player = player_bootstrap(p, reference, y, a, b, resamples=400, seed=1)
+    assert by_player.mean == by_match.mean and by_player.unit == "player"
+    assert by_player.low <= by_player.mean <= by_player.high
+    assert by_player.high - by_player.low > 3 * (by_match.high - by_match.low)
+
+
+def test_player_bootstrap_of_identical_forecasts_is_zero() -> None:
+    """Two identical systems differ by exactly 0 whichever players are drawn."""
+    p, _, y, a, b = _one_player_matters(200, 10)
+    d = player_bootstrap(p, p, y, a, b, resamples=50)
+    assert (d.mean, d.low, d.high) == (0.0, 0.0, 0.0)
+
+
+def test_player_bootstrap_checks_its_arguments() -> None:
+    """Player columns of the wrong length and resamples below 1 are refused by name."""
+    p, reference, y, a, b = _one_player_matters(100, 5)
+    with pytest.raises(ValidationError, match="players"):
+        player_bootstrap(p, reference, y, a[:-1], b)
+    with pytest.raises(ValidationError, match="resamples"):
+        player_bootstrap(p, reference, y, a, b, resamples=0)

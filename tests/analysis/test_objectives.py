@@ -73,3 +73,11 @@ def test_no_feasible_trial_is_an_error(small_history) -> None:  # type: ignore[n
     t = table_from_matches(small_history)
     with pytest.raises(ValidationError, match="constraints"):
         tune_rules(t, chronological_split(len(t)), trials=2, constraints=Constraints(max_losing_well=-1000.0))
+
+
+def test_drift_segments_bound_every_era() -> None:
+    """With drift_segments the drift bound applies to the worst era too, not only to the whole replay."""
+    balanced = Fairness(0.2, 0, 20, 5.0, 10, 50.0, (1.5, -1.1, 0.3, 0.1))
+    assert Constraints(max_drift=1.0).met(balanced)
+    assert not Constraints(max_drift=1.0, drift_segments=4).met(balanced)
+    assert Constraints(max_drift=1.0, drift_segments=4).violations(balanced) == [pytest.approx(0.5)]

@@ -121,3 +121,14 @@ def test_tuning_run_shows_its_front() -> None:
     page = render_report([run])
     assert "<h2>Tuning 1: h.csv" in page and "chosen" in page and "|drift| &lt;= 1" in page
     assert page.count("data:image/png;base64,") == 1
+
+
+def test_players_interval_and_era_drifts_are_shown() -> None:
+    """A run with players-resampled intervals and era drifts gets a column for each."""
+    run = _backtest("h.csv")
+    second = run["systems"][1]
+    second["vs_reference_players"] = {**second["vs_reference"], "low": -0.05, "high": 0.03, "unit": "player"}
+    second["fairness"] = {**second["fairness"], "segment_drifts": [1.5, -0.25]}
+    page = render_report([run])
+    assert "players resampled [95% CI]" in page and "-0.0100 [-0.0500, +0.0300]" in page
+    assert "+1.50 / -0.25" in page

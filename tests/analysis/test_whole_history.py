@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from sedma_elo.analysis.kickscore_peer import kickscore_periodic
 from sedma_elo.analysis.metrics import chronological_split, score_forecasts
 from sedma_elo.analysis.peers import tuned
 from sedma_elo.analysis.table import table_from_matches
-from sedma_elo.analysis.whole_history import kickscore_periodic, later_slice, whr_periodic
+from sedma_elo.analysis.whole_history import later_slice, whr_periodic
 from sedma_elo.core.model import Match
 from sedma_elo.errors import ValidationError
 
@@ -34,7 +35,13 @@ def _flip_from(matches: list[Match], start: int) -> list[Match]:
 
 
 @pytest.mark.parametrize(
-    "peer", [whr_periodic(refit_every=BLOCK, iterations=3), kickscore_periodic(refit_every=BLOCK, max_iter=3)]
+    "peer",
+    [
+        whr_periodic(refit_every=BLOCK, iterations=3),
+        kickscore_periodic(refit_every=BLOCK, max_iter=3),
+        kickscore_periodic(refit_every=BLOCK, max_iter=3, sweeps="recent", first_block=BLOCK),
+        kickscore_periodic(refit_every=BLOCK, max_iter=2, sweeps="recent", first_block=BLOCK, full_every=2),
+    ],
 )
 def test_a_block_is_predicted_before_it_is_observed(peer, history) -> None:  # type: ignore[no-untyped-def]
     """Flipping every result from match 200 on leaves every forecast up to match 299 unchanged."""
@@ -47,7 +54,12 @@ def test_a_block_is_predicted_before_it_is_observed(peer, history) -> None:  # t
 
 
 @pytest.mark.parametrize(
-    "peer", [whr_periodic(refit_every=BLOCK, iterations=3), kickscore_periodic(refit_every=BLOCK, max_iter=3)]
+    "peer",
+    [
+        whr_periodic(refit_every=BLOCK, iterations=3),
+        kickscore_periodic(refit_every=BLOCK, max_iter=3),
+        kickscore_periodic(refit_every=BLOCK // 4, max_iter=3, sweeps="recent", first_block=BLOCK),
+    ],
 )
 def test_peer_beats_a_coin_on_skill_driven_results(peer, history) -> None:  # type: ignore[no-untyped-def]
     """On results drawn from hidden skills, the test log loss is below a coin flip's ln 2."""
@@ -95,3 +107,9 @@ def test_bad_settings_are_refused_by_name() -> None:
         whr_periodic(w2=0.0)
     with pytest.raises(ValidationError, match="lscale"):
         kickscore_periodic(lscale=-1.0)
+    with pytest.raises(ValidationError, match="sweeps"):
+        kickscore_periodic(sweeps="some")
+    with pytest.raises(ValidationError, match="warm_iter"):
+        kickscore_periodic(warm_iter=0)
+    with pytest.raises(ValidationError, match="full_every"):
+        kickscore_periodic(full_every=-1)

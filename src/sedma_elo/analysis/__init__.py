@@ -14,6 +14,8 @@ from .metrics import (
     Split,
     calibration_table,
     chronological_split,
+    paired_bootstrap,
+    player_bootstrap,
     score_forecasts,
 )
 from .objectives import OBJECTIVES, Constraints, TrialMeasures, pareto_front, trial_measures
@@ -59,8 +61,10 @@ __all__ = [
     "losing_well_gain",
     "newcomer_convergence",
     "openskill_pl",
+    "paired_bootstrap",
     "pareto_front",
     "peer_forecasters",
+    "player_bootstrap",
     "rating_drift",
     "rating_quantiles",
     "results_to_json",

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .forecast import Drift, Forecast, Forecaster, rating_drift
-from .metrics import Difference, Metrics, Split, paired_bootstrap, score_forecasts
+from .metrics import Difference, Metrics, Split, paired_bootstrap, player_bootstrap, score_forecasts
 from .table import MatchTable
 
 __all__ = ["SystemResult", "backtest", "results_to_json"]
@@ -30,6 +30,8 @@ class SystemResult:
         seconds: wall time of the run (replay plus any tuning).
         vs_reference: test log loss minus the first system's, with a paired bootstrap interval
             (``None`` for the first system itself).
+        vs_reference_players: the same difference with a player-cluster bootstrap interval
+            (:func:`~sedma_elo.analysis.metrics.player_bootstrap`), when asked for.
         extra: more figures for the JSON (e.g. a rule set's fairness), added by the caller.
     """
 
@@ -39,6 +41,7 @@ class SystemResult:
     drift: Drift | None
     seconds: float
     vs_reference: Difference | None = None
+    vs_reference_players: Difference | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -58,6 +61,8 @@ class SystemResult:
         out["params"] = dict(self.forecast.params)
         out["seconds"] = round(self.seconds, 3)
         out["vs_reference"] = None if self.vs_reference is None else self.vs_reference.to_dict()
+        players = self.vs_reference_players
+        out["vs_reference_players"] = None if players is None else players.to_dict()
         out.update(self.extra)
         return out
 
@@ -70,12 +75,14 @@ def backtest(
     progress: Callable[[int], None] | None = None,
     resamples: int = 1000,
     block: int = 1,
+    players: bool = False,
 ) -> list[SystemResult]:
     """Run each forecaster over ``table`` and score it on ``split``'s windows.
 
     The first forecaster is the reference: every other system's test log loss is compared with
     it by :func:`paired_bootstrap` (``resamples`` resamples, 95%, runs of ``block`` consecutive
-    matches; 1 draws matches independently). ``progress`` is called with the
+    matches; 1 draws matches independently) and, with ``players``, also by
+    :func:`player_bootstrap` (players resampled, their matches kept together). ``progress`` is called with the
     index of each system as it starts (for a progress display).
 
     Raises:
@@ -99,8 +106,20 @@ def backtest(
             if results
             else None
         )
+        by_player = (
+            player_bootstrap(
+                fc.p[test],
+                results[0].forecast.p[test],
+                table.y[test],
+                table.a[test],
+                table.b[test],
+                resamples=resamples,
+            )
+            if results and players
+            else None
+        )
         drift = rating_drift(table, fc, split)
-        results.append(SystemResult(fc, test_metrics, valid_metrics, drift, seconds, diff))
+        results.append(SystemResult(fc, test_metrics, valid_metrics, drift, seconds, diff, by_player))
     return results
 
 

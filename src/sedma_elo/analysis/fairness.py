@@ -26,6 +26,7 @@ import numpy.typing as npt
 from ..core.fold import RatingState
 from ..core.model import Match, PlayerStats
 from ..core.rules import REFERENCE_RULES, Rules
+from ..errors import ValidationError
 from .forecast import Forecast
 from .table import MatchTable
 
@@ -33,10 +34,12 @@ __all__ = [
     "ESTABLISHED_GAMES",
     "MIN_BONUS_ROUNDS",
     "Fairness",
+    "drift_components",
     "drift_per_100k",
     "fairness_of",
     "losing_well_gain",
     "newcomer_convergence",
+    "segment_drifts",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -97,6 +100,70 @@ def drift_per_100k(table: MatchTable, forecast: Forecast) -> float:
     seen = np.unique(np.concatenate([table.a, table.b]))
     change = float(forecast.final[seen].mean() - forecast.initial_rating)
     return change / len(table) * 100_000
+
+
+def _created(table: MatchTable, forecast: Forecast) -> tuple[FloatArray, IntArray, int]:
+    """Rating points each match created (both players' changes), games each player had played
+    before it (an ``(n, 2)`` array), and how many players the table has seen."""
+    assert forecast.rating_a is not None and forecast.final is not None
+    n = len(table)
+    who, before = _appearances(table, forecast)
+    # The rating after each appearance is the rating before the player's next one (or the final).
+    order = np.argsort(who, kind="stable")
+    sorted_who = who[order]
+    first = np.r_[True, sorted_who[1:] != sorted_who[:-1]]
+    last = np.r_[first[1:], True]
+    after_sorted = np.r_[before[order][1:], 0.0]
+    after_sorted[last] = forecast.final[sorted_who[last]]
+    after = np.empty_like(before)
+    after[order] = after_sorted
+    index = np.arange(2 * n)
+    played = np.empty(2 * n, dtype=np.int64)
+    played[order] = index - np.maximum.accumulate(np.where(first, index, 0))
+    players = int(np.unique(who).size)
+    return (after - before).reshape(n, 2).sum(axis=1), played.reshape(n, 2), players
+
+
+def drift_components(table: MatchTable, forecast: Forecast, games: int) -> tuple[float, float]:
+    """Drift per 100,000 matches split by who played: (both players had ``games`` games, the others).
+
+    The two parts add up to :func:`drift_per_100k`. Matches between established players create
+    points through bonuses above a win's 1 and a loser's share; matches with a newcomer create or
+    destroy them through the newcomers' larger K, in a proportion that depends on how often
+    newcomers win in that history, which is why a rule set's drift can balance on one history and
+    not on another. Returns ``nan``s for a forecast without ratings.
+    """
+    if forecast.rating_a is None or forecast.final is None:
+        return float("nan"), float("nan")
+    created, played, players = _created(table, forecast)
+    established = (played >= games).all(axis=1)
+    scale = 100_000 / players / len(table)
+    return float(created[established].sum()) * scale, float(created[~established].sum()) * scale
+
+
+def segment_drifts(table: MatchTable, forecast: Forecast, segments: int) -> list[float]:
+    """Drift per 100,000 matches within each of ``segments`` equal runs of consecutive matches.
+
+    A segment's drift is the rating points its matches created (the sum of both players' rating
+    changes) over every player seen in ``table``, per 100,000 of its matches, so the segments'
+    mean is :func:`drift_per_100k` of the whole replay (segments of equal length). A rule set
+    whose inflation and deflation balance only on average over one history (bonuses above a
+    win's 1 against newcomers' high K) shows it as segments far from 0. Returns ``nan``s for a
+    forecast without ratings.
+
+    Raises:
+        ValidationError: ``segments`` below 1 or above the number of matches.
+    """
+    n = len(table)
+    if not 1 <= segments <= n:
+        raise ValidationError("drift_segments", f"must be between 1 and {n}, got {segments}")
+    if forecast.rating_a is None or forecast.final is None:
+        return [float("nan")] * segments
+    created, _, players = _created(table, forecast)
+    return [
+        float(created[part].sum()) / players / part.size * 100_000
+        for part in np.array_split(np.arange(n), segments)
+    ]
 
 
 def newcomer_convergence(
@@ -161,6 +228,7 @@ class Fairness:
             settled rating (``nan`` without newcomers; see :func:`fairness_of` for who counts).
         newcomers: how many newcomers that median is over.
         tolerance: the tolerance in rating points.
+        segment_drifts: :func:`segment_drifts` of the replay when asked for (empty otherwise).
     """
 
     drift_per_100k: float
@@ -169,14 +237,28 @@ class Fairness:
     convergence_median: float
     newcomers: int
     tolerance: float
+    segment_drifts: tuple[float, ...] = ()
+
+    @property
+    def worst_drift(self) -> float:
+        """The largest |drift| of the whole replay and of each of its segments (``nan`` if unknown)."""
+        values = [self.drift_per_100k, *self.segment_drifts]
+        if not all(math.isfinite(v) for v in values):
+            return float("nan")
+        return max(abs(v) for v in values)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping."""
         return asdict(self)
 
 
-def fairness_of(table: MatchTable, forecast: Forecast, rules: Rules, *, tolerance: float = 50.0) -> Fairness:
+def fairness_of(
+    table: MatchTable, forecast: Forecast, rules: Rules, *, tolerance: float = 50.0, segments: int = 1
+) -> Fairness:
     """Drift and newcomer convergence of ``forecast`` (a replay of ``table`` with ``rules``), and losing well.
+
+    With ``segments`` above 1 the drift of each of that many eras of the replay is added
+    (:func:`segment_drifts`).
 
     Newcomers are the players whose first match comes after the first :data:`NEWCOMER_AFTER` of
     the history, who play at least :data:`MIN_MATCHES` matches and who settle more than
@@ -185,11 +267,12 @@ def fairness_of(table: MatchTable, forecast: Forecast, rules: Rules, *, toleranc
     """
     good, win = losing_well_gain(rules)
     drift = drift_per_100k(table, forecast)
+    eras = tuple(segment_drifts(table, forecast, segments)) if segments > 1 else ()
     if forecast.rating_a is None:
-        return Fairness(drift, good, win, float("nan"), 0, tolerance)
+        return Fairness(drift, good, win, float("nan"), 0, tolerance, eras)
     who, val = _appearances(table, forecast)
     players, first_seen = np.unique(who, return_index=True)
     newcomers = players[first_seen >= NEWCOMER_AFTER * len(who)]
     steps = newcomer_convergence(who, val, newcomers, tolerance, min_distance=tolerance)
     median = float(np.median(steps)) if steps else float("nan")
-    return Fairness(drift, good, win, median, len(steps), tolerance)
+    return Fairness(drift, good, win, median, len(steps), tolerance, eras)

@@ -31,6 +31,7 @@ __all__ = [
     "chronological_split",
     "match_log_loss",
     "paired_bootstrap",
+    "player_bootstrap",
     "score_forecasts",
 ]
 
@@ -210,6 +211,8 @@ class Difference:
             bootstrap resamples of the matches.
         resamples, level: as used.
         block: matches per resampled run (1: matches drawn independently).
+        unit: what was resampled: ``"match"`` (single matches or runs of ``block`` of them) or
+            ``"player"`` (:func:`player_bootstrap`).
     """
 
     mean: float
@@ -218,6 +221,7 @@ class Difference:
     resamples: int
     level: float
     block: int = 1
+    unit: str = "match"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping."""
@@ -269,6 +273,59 @@ def paired_bootstrap(
     tail = (1.0 - level) / 2.0 * 100.0
     low, high = np.percentile(means, [tail, 100.0 - tail])
     return Difference(float(d.mean()), float(low), float(high), resamples, level, block)
+
+
+def player_bootstrap(
+    p: npt.ArrayLike,
+    p_reference: npt.ArrayLike,
+    y: npt.ArrayLike,
+    a: npt.ArrayLike,
+    b: npt.ArrayLike,
+    *,
+    resamples: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Difference:
+    """As :func:`paired_bootstrap`, but resampling *players*: a cluster bootstrap for matches between them.
+
+    Each resample draws as many players as play in the matches, with replacement, and keeps every
+    match between two drawn players, counted ``m_a * m_b`` times (``m`` a player's multiplicity
+    in the draw): the matches a league of the drawn players would have played. A strong player's
+    many matches stay or go together, so the interval allows for the dependence of the matches of
+    one player, which resampling single matches ignores. The difference of each resample is the
+    weighted mean of the per-match differences (a resample with no match left is drawn again).
+
+    Raises:
+        ValidationError: as :func:`paired_bootstrap`, or ``a`` and ``b`` not the shape of ``p``.
+    """
+    if resamples < 1:
+        raise ValidationError("resamples", f"must be at least 1, got {resamples}")
+    if not 0.0 < level < 1.0:
+        raise ValidationError("level", f"must be in (0, 1), got {level}")
+    d = match_log_loss(p, y) - match_log_loss(p_reference, y)
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    if a.shape != d.shape or b.shape != d.shape:
+        raise ValidationError("players", f"need one player pair per forecast, got {a.shape} and {b.shape}")
+    players, index = np.unique(np.concatenate([a, b]), return_inverse=True)
+    ia, ib = index[: d.size], index[d.size :]
+    k = players.size
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    chunk = max(1, 5_000_000 // max(d.size, k))  # bounded memory: a few 10 MB arrays at a time
+    done = 0
+    while done < resamples:
+        m = min(chunk, resamples - done)
+        counts = rng.multinomial(k, np.full(k, 1.0 / k), size=m).astype(np.float64)
+        weights = counts[:, ia] * counts[:, ib]
+        total = weights.sum(axis=1)
+        ok = total > 0
+        got = int(ok.sum())
+        means[done : done + got] = (weights[ok] @ d) / total[ok]
+        done += got
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return Difference(float(d.mean()), float(low), float(high), resamples, level, 1, "player")
 
 
 def _run_sums(d: FloatArray, block: int) -> FloatArray:

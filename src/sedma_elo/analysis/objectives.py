@@ -10,7 +10,10 @@ reads four figures from that replay and from the rules (all minimised):
 4. ``convergence``: median matches a newcomer needs to come within 50 points of where they settle.
 
 Constraints (optuna's ``constraints_func``: a value <= 0 is met) bound the signed figures:
-``|drift| <= max_drift`` and ``losing_well <= max_losing_well``.
+``|drift| <= max_drift`` and ``losing_well <= max_losing_well``. With ``drift_segments`` N above
+1 the drift bound holds for the whole replay *and* for each of its N eras
+(:func:`~sedma_elo.analysis.fairness.segment_drifts`): a rule set whose inflation and deflation
+cancel only on average over one history is refused.
 """
 
 from __future__ import annotations
@@ -66,10 +69,12 @@ class Constraints:
     Attributes:
         max_drift: largest allowed |drift per 100,000 matches|, in rating points.
         max_losing_well: largest allowed losing-well gain, in rating points.
+        drift_segments: eras of the replay the drift bound must also hold in (1: the whole only).
     """
 
     max_drift: float | None = None
     max_losing_well: float | None = None
+    drift_segments: int = 1
 
     @property
     def active(self) -> bool:
@@ -86,8 +91,8 @@ class Constraints:
         """optuna's constraint values: one per bound, feasible when every one is <= 0."""
         out = []
         if self.max_drift is not None:
-            drift = fairness.drift_per_100k
-            out.append(abs(drift) - self.max_drift if math.isfinite(drift) else math.inf)
+            drift = fairness.worst_drift if self.drift_segments > 1 else abs(fairness.drift_per_100k)
+            out.append(drift - self.max_drift if math.isfinite(drift) else math.inf)
         if self.max_losing_well is not None:
             out.append(fairness.losing_well - self.max_losing_well)
         return out
@@ -107,12 +112,17 @@ def replay_head(table: MatchTable, split: Split, forecaster: Forecaster) -> tupl
     return head, forecaster(head, split)
 
 
-def trial_measures(table: MatchTable, split: Split, rules: Rules, forecaster: Forecaster) -> TrialMeasures:
-    """Every figure of one trial from one replay of the matches before the test window."""
+def trial_measures(
+    table: MatchTable, split: Split, rules: Rules, forecaster: Forecaster, *, segments: int = 1
+) -> TrialMeasures:
+    """Every figure of one trial from one replay of the matches before the test window.
+
+    ``segments`` above 1 adds the drift of that many eras of the replay.
+    """
     head, fc = replay_head(table, split, forecaster)
     window = slice(split.valid_start, split.test_start)
     loss = score_forecasts(fc.p[window], head.y[window]).log_loss
-    return TrialMeasures(loss, fairness_of(head, fc, rules))
+    return TrialMeasures(loss, fairness_of(head, fc, rules, segments=segments))
 
 
 def pareto_front(points: Sequence[Sequence[float]]) -> list[int]:

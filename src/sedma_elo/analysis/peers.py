@@ -26,9 +26,10 @@ from openskill.models import PlackettLuce
 
 from ..errors import ValidationError
 from .forecast import Forecast, Forecaster
+from .kickscore_peer import KICKSCORE_GRID, kickscore_periodic
 from .metrics import Split, score_forecasts
 from .table import MatchTable
-from .whole_history import KICKSCORE_GRID, WHR_GRID, kickscore_periodic, later_slice, whr_periodic
+from .whole_history import WHR_GRID, later_slice, whr_periodic
 
 __all__ = [
     "ELO_K_GRID",
@@ -280,7 +281,13 @@ def peer_forecasters(tune: bool = False, strong: bool = True, strong_from: int =
     if strong:
         for peer in (
             tuned("whr", whr_periodic, WHR_GRID),
-            tuned("kickscore", kickscore_periodic, KICKSCORE_GRID),
+            tuned(
+                "kickscore",
+                lambda var: kickscore_periodic(
+                    var=var, refit_every=2000, max_iter=2, sweeps="recent", first_block=None
+                ),
+                KICKSCORE_GRID,
+            ),
         ):
             out.append(later_slice(peer, strong_from) if strong_from > 0 else peer)
     return out

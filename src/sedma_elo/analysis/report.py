@@ -52,6 +52,10 @@ def _diff(d: Mapping[str, Any] | None) -> str:
     return f"{d['mean']:+.4f} [{d['low']:+.4f}, {d['high']:+.4f}]"
 
 
+def _eras(values: Sequence[float] | None) -> str:
+    return " / ".join(f"{v:+.2f}" for v in values) if values else "-"
+
+
 def _table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row) + "</tr>" for row in rows)
@@ -65,6 +69,7 @@ def _img(png: bytes, alt: str) -> str:
 def _backtest_section(run: Mapping[str, Any], number: int) -> str:
     systems = run["systems"]
     split = run["split"]
+    by_players = any(s.get("vs_reference_players") for s in systems)
     parts = [
         f"<h2>Backtest {number}: {html.escape(str(run.get('history', '')))}, "
         f"reference {html.escape(str(systems[0]['system']))}</h2>",
@@ -73,20 +78,23 @@ def _backtest_section(run: Mapping[str, Any], number: int) -> str:
         "Every match is predicted from the ratings before it; log loss clips p to [1e-15, 1-1e-15]; "
         "draws count 0.5 in log loss and Brier and are left out of accuracy. The difference from the "
         "reference (the first row) is the test log loss minus the reference's, with a 95% paired "
-        "bootstrap interval over the test matches (negative: better than the reference).</p>",
+        "bootstrap interval over the test matches (negative: better than the reference)"
+        + (
+            "; the players-resampled interval draws players with replacement and keeps the matches "
+            "between drawn players (a cluster bootstrap)"
+            if by_players
+            else ""
+        )
+        + ".</p>",
         _table(
             f"Backtest {number}: test window",
-            ["system", "log loss", "vs reference [95% CI]", "Brier", "accuracy", "valid log loss", "seconds"],
+            ["system", "log loss", "vs reference [95% CI]"]
+            + (["players resampled [95% CI]"] if by_players else [])
+            + ["Brier", "accuracy", "valid log loss", "seconds"],
             [
-                [
-                    s["system"],
-                    s["log_loss"],
-                    _diff(s.get("vs_reference")),
-                    s["brier"],
-                    s["accuracy"],
-                    (s["valid"] or {}).get("log_loss"),
-                    s["seconds"],
-                ]
+                [s["system"], s["log_loss"], _diff(s.get("vs_reference"))]
+                + ([_diff(s.get("vs_reference_players"))] if by_players else [])
+                + [s["brier"], s["accuracy"], (s["valid"] or {}).get("log_loss"), s["seconds"]]
                 for s in systems
             ],
         ),
@@ -97,6 +105,7 @@ def _backtest_section(run: Mapping[str, Any], number: int) -> str:
             s["log_loss"],
             _diff(s.get("vs_reference")),
             f["drift_per_100k"],
+            _eras(f.get("segment_drifts")),
             f["losing_well"],
             f["win_gain"],
             f["convergence_median"],
@@ -114,6 +123,7 @@ def _backtest_section(run: Mapping[str, Any], number: int) -> str:
                     "test log loss",
                     "vs reference [95% CI]",
                     "drift / 100k matches",
+                    "drift by era (quarters)",
                     "losing well (+pts)",
                     "plain win (+pts)",
                     "newcomer convergence (median matches)",

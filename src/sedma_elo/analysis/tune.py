@@ -199,7 +199,7 @@ def tune_rules(
             else:
                 params[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
         rules = rules_from_params(params, base)
-        measures = trial_measures(table, split, rules, forecaster(rules))
+        measures = trial_measures(table, split, rules, forecaster(rules), segments=constraints.drift_segments)
         trial.set_user_attr("measures", measures.to_dict())
         violations = constraints.violations(measures.fairness)
         trial.set_user_attr(_CONSTRAINTS_KEY, violations)
@@ -338,6 +338,7 @@ def _sampler(seed: int, constraints: Constraints) -> optuna.samplers.TPESampler:
 def _measures_from(attrs: Mapping[str, Any]) -> TrialMeasures:
     data = dict(attrs["measures"])
     loss = float(data.pop("valid_log_loss"))
+    data["segment_drifts"] = tuple(data.get("segment_drifts", ()))
     return TrialMeasures(loss, Fairness(**data))
 
 

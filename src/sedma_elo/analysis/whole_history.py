@@ -37,7 +37,7 @@ from .forecast import Forecast, Forecaster
 from .metrics import Split
 from .table import MatchTable
 
-__all__ = ["kickscore_periodic", "later_slice", "whr_periodic"]
+__all__ = ["later_slice", "whr_periodic"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -125,124 +125,6 @@ def _sound(p: FloatArray) -> tuple[FloatArray, int]:
     return np.where(bad, 0.5, p), int(bad.sum())
 
 
-def kickscore_periodic(
-    var: float = 0.1,
-    lscale: float = 1.0,
-    constant_var: float = 1.0,
-    refit_every: int = 20_000,
-    max_iter: int = 10,
-    limit: float = 20.0,
-    dynamics: str = "wiener",
-) -> Forecaster:
-    """kickscore (constant + Wiener or Matern-3/2 kernel, logit wins) refitted after every block.
-
-    ``var`` is the dynamic part's variance (per year for Wiener), ``lscale`` the Matern-3/2
-    length scale in years (unused by Wiener), ``constant_var`` the constant part's variance;
-    scores are in logit units (``limit`` bounds a sound score). Ratings reported for drift are
-    the predictive mean scores, x 400 / ln 10 to put them on the Elo scale.
-
-    Raises:
-        ValidationError: ``refit_every`` or ``max_iter`` below 1, a variance or scale not above 0,
-            or ``dynamics`` not ``wiener`` or ``matern32``.
-    """
-    _check_block(refit_every)
-    if dynamics not in ("wiener", "matern32"):
-        raise ValidationError("dynamics", f"must be 'wiener' or 'matern32', got {dynamics!r}")
-    if max_iter < 1:
-        raise ValidationError("max_iter", f"must be at least 1, got {max_iter}")
-    for field, value in (("var", var), ("lscale", lscale), ("constant_var", constant_var)):
-        if not value > 0:
-            raise ValidationError(field, f"must be > 0, got {value}")
-
-    def run(table: MatchTable, split: Split) -> Forecast:
-        import kickscore as ks  # numba-compiled on first use: imported only when the peer runs
-
-        n = len(table)
-        model = ks.BinaryModel(obs_type="logit")
-        names = [str(i) for i in range(table.n_players)]
-        years = ((table.day - table.day.min()) / 365.25).tolist()
-
-        # One Wiener process per player from a day before the history's first match (its variance
-        # is 0 at its start, which would make a sample there singular); the constant part is the
-        # player's level, the Wiener part its drift since the start.
-        dynamic = (
-            ks.kernel.Wiener(var=var, t0=-1.0 / 365.25)
-            if dynamics == "wiener"
-            else ks.kernel.Matern32(var=var, lscale=lscale)
-        )
-        kernel = ks.kernel.Constant(var=constant_var) + dynamic
-        a_list, b_list, y_list = table.a.tolist(), table.b.tolist(), table.y.tolist()
-        seen = np.zeros(table.n_players, dtype=bool)
-        last = np.zeros(table.n_players)
-        sa, sb = np.zeros(n), np.zeros(n)
-        guarded = failed = 0
-
-        def score(player: int, t: float) -> float:
-            nonlocal guarded
-            if not seen[player]:
-                return 0.0
-            try:
-                mean, _ = model.item[names[player]].predict(np.array([t]))
-            except RuntimeError:  # the last refit failed: the item has no posterior to predict from
-                guarded += 1
-                return float(last[player])
-            value = float(mean[0])
-            if not math.isfinite(value) or abs(value) > limit:
-                guarded += 1
-                return float(last[player])
-            last[player] = value
-            return value
-
-        p = np.full(n, 0.5)
-        failed_last = False
-        for start, end in _blocks(n, refit_every):
-            if start > 0:
-                for i in range(start, end):
-                    a, b, t = a_list[i], b_list[i], years[i]
-                    sa[i], sb[i] = score(a, t), score(b, t)
-                    if seen[a] and seen[b] and not failed_last:
-                        p[i] = model.probabilities([names[a]], [names[b]], t=t)[0]
-                    elif seen[a] or seen[b]:
-                        # one side has no observation yet (its score is the prior, mean 0), or
-                        # the last refit failed: the logistic of the mean scores
-                        p[i] = 1.0 / (1.0 + math.exp(sb[i] - sa[i]))
-            for i in range(start, end):
-                for q in (a_list[i], b_list[i]):
-                    if names[q] not in model.item:
-                        model.add_item(names[q], kernel=kernel)
-                name_a, name_b = names[a_list[i]], names[b_list[i]]
-                winner, loser = (name_a, name_b) if y_list[i] >= 0.5 else (name_b, name_a)
-                model.observe(winners=[winner], losers=[loser], t=years[i])
-            seen[a_list[start:end]] = True
-            seen[b_list[start:end]] = True
-            failed_last = False
-            try:
-                model.fit(max_iter=int(max_iter))
-            except (np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError):
-                failed += 1  # the scores keep their last state; the next refit starts from there
-                failed_last = True
-        final = np.array([score(q, years[-1]) for q in range(table.n_players)])
-        p, bad = _sound(p)
-        elo = 400.0 / math.log(10.0)
-        params: dict[str, float | str] = {
-            "dynamics": dynamics,
-            "var": var,
-            "lscale": lscale,
-            "constant_var": constant_var,
-            "refit_every": refit_every,
-            "max_iter": max_iter,
-            "guarded": guarded + bad,
-            "failed_fits": failed,
-        }
-        shape = (
-            f"wiener var={var:g}/y" if dynamics == "wiener" else f"matern32 var={var:g} lscale={lscale:g}y"
-        )
-        name = f"kickscore (constant {constant_var:g} + {shape}, refit every {refit_every})"
-        return Forecast(name, p, sa * elo, sb * elo, final * elo, 0.0, params)
-
-    return run
-
-
 def later_slice(inner: Forecaster, start: int, label: str | None = None) -> Forecaster:
     """``inner`` run on the matches from ``start`` on only (a documented later slice of the history).
 
@@ -274,4 +156,3 @@ def _tail(table: MatchTable, start: int) -> MatchTable:
 
 #: Grids of the settings ``backtest --compare`` chooses on the validation window.
 WHR_GRID: tuple[dict[str, float], ...] = tuple({"w2": w2} for w2 in (7.0, 14.0, 28.0))
-KICKSCORE_GRID: tuple[dict[str, float], ...] = ({"var": 0.05}, {"var": 0.2})

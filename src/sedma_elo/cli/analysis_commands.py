@@ -22,6 +22,7 @@ from .options import RulesOption, SkipBad, one_path
 
 if TYPE_CHECKING:  # the analysis package is imported by its commands only (CLI start-up)
     from ..analysis import MatchTable, Split, SystemResult
+    from ..analysis.metrics import Difference
 
 console = Console()
 err_console = Console(stderr=True)
@@ -63,25 +64,35 @@ def _load(path: Path, skip_bad: bool, limit: int | None) -> MatchTable:
 
 def _metrics_table(results: list[SystemResult], split: Split) -> Table:
     t = Table(title=f"Test window: last {split.n_test} of {split.n} matches")
-    cols = ("system", "log loss", "vs first [95% CI]", "Brier", "accuracy", "valid log loss", "seconds")
+    by_players = any(r.vs_reference_players is not None for r in results)
+    cols = ["system", "log loss", "vs first [95% CI]", "Brier", "accuracy", "valid log loss", "seconds"]
+    if by_players:
+        cols.insert(3, "players resampled [95% CI]")
     for col in cols:
         t.add_column(col, justify="left" if col == "system" else "right")
     for r in results:
         acc = "-" if r.test.accuracy is None else f"{r.test.accuracy:.4f}"
         valid = "-" if r.valid is None else f"{r.valid.log_loss:.4f}"
-        d = r.vs_reference
-        diff = "-" if d is None else f"{d.mean:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
-        t.add_row(
-            r.system, f"{r.test.log_loss:.4f}", diff, f"{r.test.brier:.4f}", acc, valid, f"{r.seconds:.1f}"
-        )
+        cells = [r.system, f"{r.test.log_loss:.4f}", _interval(r.vs_reference)]
+        if by_players:
+            cells.append(_interval(r.vs_reference_players))
+        t.add_row(*cells, f"{r.test.brier:.4f}", acc, valid, f"{r.seconds:.1f}")
     return t
+
+
+def _interval(d: Difference | None) -> str:
+    return "-" if d is None else f"{d.mean:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
+
+
+#: Eras of the history whose drift each candidate rule set's fairness figures give.
+DRIFT_ERAS = 4
 
 
 def _with_fairness(table: MatchTable, result: SystemResult, rules: Rules, path: Path | None) -> SystemResult:
     """``result`` (a Sedma rule set's) with its fairness figures on the whole history for the JSON."""
     from ..analysis import fairness_of
 
-    fair = fairness_of(table, result.forecast, rules)
+    fair = fairness_of(table, result.forecast, rules, segments=min(DRIFT_ERAS, len(table)))
     extra = {**result.extra, "fairness": fair.to_dict(), "rules_file": None if path is None else str(path)}
     return replace(result, extra=extra)
 
@@ -157,6 +168,13 @@ def backtest_command(
             help="Resample runs of N consecutive test matches for the intervals (1: single matches).",
         ),
     ] = 1,
+    player_bootstrap: Annotated[
+        bool,
+        typer.Option(
+            "--player-bootstrap",
+            help="Also give each difference a player-cluster bootstrap interval (players resampled).",
+        ),
+    ] = False,
     out: RunOut = None,
     save: SaveAlias = None,
 ) -> None:
@@ -200,6 +218,7 @@ def backtest_command(
                 split,
                 progress=lambda i: bar.update(task, completed=i),
                 block=bootstrap_block,
+                players=player_bootstrap,
             )
             bar.update(task, completed=len(forecasters))
         for i, (r, path) in enumerate(rule_sets):
@@ -267,6 +286,14 @@ def tune_command(
         float | None,
         typer.Option("--max-losing-well", help="Only choose rules whose losing-well gain is at most POINTS."),
     ] = None,
+    drift_segments: Annotated[
+        int,
+        typer.Option(
+            "--drift-segments",
+            metavar="N",
+            help="--max-drift must also hold in each of N equal eras of the replay (1: whole only).",
+        ),
+    ] = 1,
     loss_only: Annotated[
         bool,
         typer.Option(
@@ -309,7 +336,9 @@ def tune_command(
         from ..analysis.objectives import Constraints
         from ..analysis.tune import tune_rules  # optuna: slow to import
 
-        bounds = Constraints(max_drift, max_losing_well)
+        if drift_segments < 1:
+            raise ValidationError("--drift-segments", f"must be at least 1, got {drift_segments}")
+        bounds = Constraints(max_drift, max_losing_well, drift_segments)
         with Progress(
             TextColumn("trial"),
             BarColumn(),
