@@ -14,12 +14,11 @@ from typer.testing import CliRunner
 from conftest import Api
 from sedma_elo.batch.replay import replay
 from sedma_elo.cli import app as cli_app
-from sedma_elo.core.engine import RatingResult
-from sedma_elo.core.fold import RatingState
 from sedma_elo.core.model import Match, PlayerStats
 from sedma_elo.core.rules import REFERENCE_RULES, Rules, load_rules
 from sedma_elo.errors import ValidationError
 from sedma_elo.service import Ledger
+from sedma_elo.service.ledger import bulk, rebuild
 from sedma_elo.storage import open_database
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -86,15 +85,16 @@ def test_a_refused_rules_upload_leaves_later_uploads_working(
 ) -> None:
     """After a 422 for rules that cannot rate the ledger, the next upload is judged on its own rules."""
     _post_all(api, _matches(6, 1, "r"))
-    real_apply = RatingState.apply
+    monkeypatch.setattr(bulk, "CHUNK", 3)
+    real_rate = rebuild.rate_chunk
 
-    def refuse_midway(self: RatingState, match: Match, rules: Rules = REFERENCE_RULES) -> RatingResult:
-        # The re-rate's transaction has inserted its version row when the refusal comes.
-        if rules.name == "explosive" and sum(self.games.values()) >= 6:
+    def refuse_midway(raw: Any, ph: str, rows: Any, rules: Rules, state: Any, *rest: Any) -> Any:
+        # The re-rate's transaction has inserted its version row and written a chunk by now.
+        if rules.name == "explosive" and int(state.games.sum()) >= 6:
             raise ValidationError("ratings", "refused midway by the test")
-        return real_apply(self, match, rules)
+        return real_rate(raw, ph, rows, rules, state, *rest)
 
-    monkeypatch.setattr(RatingState, "apply", refuse_midway)
+    monkeypatch.setattr(rebuild, "rate_chunk", refuse_midway)
     refused = api.admin("/v1/admin/rules", {"rules_toml": EXPLOSIVE.to_toml(), "label": "explosive"})
     assert refused.status_code == 422, refused.text
     good = api.admin("/v1/admin/rules", {"rules_toml": TUNED[0].read_text(), "label": "tuned"})
