@@ -275,7 +275,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matches", type=int, default=10_000_000)
     parser.add_argument("--players", type=int, default=0, help="default: matches // 10")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--batch", type=int, default=10_000, help="import: matches per transaction")
     parser.add_argument(
         "--keep", type=Path, default=None, help="keep the league file here (reused if present)"
     )
@@ -317,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         rules.write_text(Rules(name="bench", version="k_top-24", k_top=24).to_toml(), encoding="utf-8")
         with fresh_pg(args.db_prefix, keep=args.keep_db) as url:
             db = ["--database-url", url]
-            step("import", run([SEDMA_ELO, "import", str(league), *db, "--batch", str(args.batch)]), n)
+            step("import", run([SEDMA_ELO, "import", str(league), *db]), n)
             sizes(url, n, "one version")
             step("re-rate", run([SEDMA_ELO, "ratings", "rerate", str(rules), *db]), n)
             step("verify", run([SEDMA_ELO, "verify", *db]), n)

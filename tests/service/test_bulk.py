@@ -10,24 +10,21 @@ through the fold path, with chunks of three rows so that runs cross chunk bounda
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ledgers import empty_ledger
 from sqlalchemy import update
-from test_rule_space_ledger import team_history
 
-from conftest import _reset_pg
-from core.strategies import any_rules
+from core.strategies import any_rules, team_history
 from sedma_elo import REFERENCE_RULES, Match, Rules
 from sedma_elo.batch.history import write_matches
 from sedma_elo.core.fold import RatingState
 from sedma_elo.service import Ledger
 from sedma_elo.service.ledger import bulk
-from sedma_elo.storage import open_database
 from sedma_elo.storage.schema import rating_changes
 
 Changes = dict[tuple[str, str], tuple[int, int]]
@@ -69,61 +66,44 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     return str(request.param)
 
 
-def _ledger(db_url: str, tmp: str) -> Iterator[Ledger]:
-    if db_url.startswith("sqlite"):
-        url = f"sqlite:///{Path(tmp) / 'ledger.db'}"
-    else:
-        _reset_pg(db_url)
-        url = db_url
-    db = open_database(url)
-    try:
-        ledger = Ledger(db)
-        ledger.ensure_version()
-        yield ledger
-    finally:
-        db.dispose()
-
-
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rules=any_rules(), matches=team_history(), split=st.integers(0, 12), void=st.integers(0, 11))
 def test_rebuilds_store_the_folds_ratings(
     db_url: str, path: str, rules: Rules, matches: list[Match], split: int, void: int
 ) -> None:
     """Re-rate, activate's catch-up and a void's rebuild store every change and rating of the fold."""
-    with tempfile.TemporaryDirectory() as tmp:
-        for ledger in _ledger(db_url, tmp):
-            cut = split % (len(matches) + 1)
-            assert ledger.import_matches(matches[:cut]).refused == []
-            drawn = ledger.rerate(rules, "drawn", activate=False).id
-            assert ledger.import_matches(matches[cut:]).refused == []
-            ledger.activate(drawn)
-            assert _stored(ledger, drawn) == _fold(matches, rules)
-            gone = matches[void % len(matches)]
-            ledger.void(str(gone.match_id))
-            kept = [m for m in matches if m is not gone]
-            assert _stored(ledger, drawn) == _fold(kept, rules)
-            assert _stored(ledger, 1) == _fold(kept, REFERENCE_RULES)
-            assert ledger.verify().ok
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        cut = split % (len(matches) + 1)
+        assert ledger.import_matches(matches[:cut]).refused == []
+        drawn = ledger.rerate(rules, "drawn", activate=False).id
+        assert ledger.import_matches(matches[cut:]).refused == []
+        ledger.activate(drawn)
+        assert _stored(ledger, drawn) == _fold(matches, rules)
+        gone = matches[void % len(matches)]
+        ledger.void(str(gone.match_id))
+        kept = [m for m in matches if m is not gone]
+        assert _stored(ledger, drawn) == _fold(kept, rules)
+        assert _stored(ledger, 1) == _fold(kept, REFERENCE_RULES)
+        assert ledger.verify().ok
 
 
 def test_verify_names_a_tampered_change_in_a_later_chunk(db_url: str, path: str) -> None:
     """A changed rating_after deep in the ledger is reported with its version, sequence and player."""
     matches = [Match.single(f"p{i % 4}", f"p{(i + 1) % 4}", "a", match_id=f"m{i}") for i in range(10)]
-    with tempfile.TemporaryDirectory() as tmp:
-        for ledger in _ledger(db_url, tmp):
-            ledger.import_matches(matches)
-            assert ledger.verify().ok
-            seq = int(ledger.db.query("SELECT sequence FROM matches WHERE match_id = 'm8'")[0][0])
-            with ledger.db.begin_write() as conn:
-                conn.execute(
-                    update(rating_changes)
-                    .where(rating_changes.c.sequence == seq, rating_changes.c.rating_before > 0)
-                    .values(rating_after=rating_changes.c.rating_after + 1)
-                )
-            report = ledger.verify()
-            assert not report.ok
-            assert len(report.mismatches) == 2
-            assert all(f"version 1, sequence {seq}, player p" in line for line in report.mismatches)
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(matches)
+        assert ledger.verify().ok
+        seq = int(ledger.db.query("SELECT sequence FROM matches WHERE match_id = 'm8'")[0][0])
+        with ledger.db.begin_write() as conn:
+            conn.execute(
+                update(rating_changes)
+                .where(rating_changes.c.sequence == seq, rating_changes.c.rating_before > 0)
+                .values(rating_after=rating_changes.c.rating_after + 1)
+            )
+        report = ledger.verify()
+        assert not report.ok
+        assert len(report.mismatches) == 2
+        assert all(f"version 1, sequence {seq}, player p" in line for line in report.mismatches)
 
 
 def test_rerate_and_verify_draw_progress_bars(db_url: str, tmp_path: Path) -> None:

@@ -9,18 +9,16 @@ history; ``verify`` must agree too.
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ledgers import empty_ledger
 
-from conftest import _reset_pg
 from core.strategies import any_rules, team_history
 from sedma_elo import Match, Rules
 from sedma_elo.core.fold import RatingState, fold
 from sedma_elo.service import Ledger
-from sedma_elo.storage import open_database
 
 
 def _stored(ledger: Ledger, players: set[str]) -> dict[str, tuple[int, int]]:
@@ -33,29 +31,18 @@ def test_the_ledger_rates_as_the_fold_does(
     db_url: str, rules: Rules, matches: list[Match], split: int
 ) -> None:
     """Rebuild under the drawn rules, then writes under them: every stored rating equals the fold's."""
-    with tempfile.TemporaryDirectory() as tmp:
-        if db_url.startswith("sqlite"):
-            url = f"sqlite:///{Path(tmp) / 'ledger.db'}"
-        else:
-            _reset_pg(db_url)
-            url = db_url
-        db = open_database(url)
-        try:
-            ledger = Ledger(db)  # its async reader opens only when awaited: nothing to close
-            ledger.ensure_version()
-            cut = split % (len(matches) + 1)  # anywhere from all-rebuilt to all-written
-            first, rest = matches[:cut], matches[cut:]
-            assert ledger.import_matches(first).refused == []
-            ledger.rerate(rules, "drawn")
-            assert ledger.import_matches(rest).refused == []
-            state = RatingState()
-            for _ in fold(matches, rules, state):
-                pass
-            want = {p: (state.ratings[p], state.games[p]) for p in state.ratings}
-            assert _stored(ledger, set(want)) == want
-            assert ledger.verify().ok
-        finally:
-            db.dispose()
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        cut = split % (len(matches) + 1)  # anywhere from all-rebuilt to all-written
+        first, rest = matches[:cut], matches[cut:]
+        assert ledger.import_matches(first).refused == []
+        ledger.rerate(rules, "drawn")
+        assert ledger.import_matches(rest).refused == []
+        state = RatingState()
+        for _ in fold(matches, rules, state):
+            pass
+        want = {p: (state.ratings[p], state.games[p]) for p in state.ratings}
+        assert _stored(ledger, set(want)) == want
+        assert ledger.verify().ok
 
 
 pytestmark = pytest.mark.slow

@@ -22,11 +22,8 @@ from sedma_elo.service.ledger import bulk, rebuild
 from sedma_elo.storage import open_database
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-TUNED = [
-    DOCS / "atp_tuned_rules.toml",
-    DOCS / "atp_tuned_zero_sum_rules.toml",
-    DOCS / "atp_fair_tuned_rules.toml",
-]
+#: Every rule set `tune` wrote into docs/ (the plain one first): each must deploy.
+TUNED = sorted(DOCS.glob("*tuned*rules.toml"), key=lambda p: p.name != "atp_tuned_rules.toml")
 #: Valid rules whose re-rate the test makes fail midway (the engine keeps every rating of a valid
 #: rule set in range, so a refusal is injected: see the test).
 EXPLOSIVE = dataclasses.replace(REFERENCE_RULES, name="explosive")
