@@ -38,10 +38,11 @@ from ...core.rules import Rules
 from ...errors import HistoryError, NotFoundError, SedmaEloError
 from ...storage.schema import MATCH_SLOTS
 from .base import LedgerBase
+from .bulk import Int64Array, write_changes
 from .feed_events import append_events, match_event, player_json
 from .import_rows import ImportRows, import_rows, located
 from .rows import FACT_COLUMNS, PG_INTERN, intern_sqlite, micros, now_micros
-from .sql import SQLITE_INSERT_CHANGES, SQLITE_INSERT_MATCHES
+from .sql import SQLITE_INSERT_MATCHES
 from .types import ImportReport, VersionInfo, now_text
 from .write_pg import write_players_pg
 from .write_sqlite import write_players_sqlite
@@ -59,12 +60,6 @@ _PG_MATCH_TYPES = (
     + ["int4"] * (len(MATCH_SLOTS) * 5)
     + ["int4", "bool", "text", "int8"]
 )
-_PG_COPY_CHANGES = (
-    "COPY rating_changes (version_id, player_key, sequence, rating_before, rating_after)"
-    " FROM STDIN (FORMAT BINARY)"
-)
-_PG_CHANGE_TYPES = ["int4", "int4", "int8", "int4", "int4"]
-Int64Array = npt.NDArray[np.int64]
 
 
 class Progress(Protocol):
@@ -429,22 +424,15 @@ def _write_matches(
 def _write_changes(
     raw: Any, pg: bool, vid: int, seqs: Int64Array, slot_keys: Int64Array, rated: _Rated
 ) -> None:
-    """The rating changes, in the primary key's order (player key, sequence): SQLite appends."""
+    """The rating changes, through the rebuilds' writer (:func:`.bulk.write_changes`), a chunk at a
+    time in the primary key's order (player key, sequence): SQLite appends."""
     present = slot_keys >= 0
     keys = slot_keys[present]
     seq = np.broadcast_to(seqs[:, None], slot_keys.shape)[present]
-    before, after = rated.before[present], rated.after[present]
-    order = np.lexsort((seq, keys))
-    columns = [keys[order], seq[order], before[order], after[order]]
-    for part in _chunks(len(keys)):
-        values = [c[part].tolist() for c in columns]
-        if pg:
-            with raw.cursor().copy(_PG_COPY_CHANGES) as copy:
-                copy.set_types(_PG_CHANGE_TYPES)
-                for row in zip(*values, strict=True):
-                    copy.write_row((vid, *row))
-        else:
-            raw.executemany(SQLITE_INSERT_CHANGES, zip([vid] * len(values[0]), *values, strict=True))
+    changes = np.column_stack([seq, keys, rated.before[present], rated.after[present]])
+    changes = changes[np.lexsort((seq, keys))]
+    for part in _chunks(len(changes)):
+        write_changes(raw, pg, vid, changes[part])
 
 
 def _write_feed(raw: Any, vid: int, rows: ImportRows, seqs: Int64Array, rated: _Rated) -> None:
