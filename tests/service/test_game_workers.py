@@ -214,3 +214,41 @@ def test_a_worker_that_keeps_dying_is_restarted_after_growing_bounded_delays(
     assert all("(exit code 3)" in line for line in lines)
     delays = [float(m.group(1)) for line in lines if (m := re.search(r"restarting it in ([0-9.]+) s", line))]
     assert delays[:4] == [0.1, 0.2, 0.4, 0.4]
+
+
+def test_a_worker_that_exits_cleanly_is_logged_as_stopped_not_died(caplog: pytest.LogCaptureFixture) -> None:
+    """Exit code 0 (asked to stop from outside) is logged at INFO as "stopped", not as a death."""
+    import logging
+    import sys
+
+    from sedma_elo.service.games.worker import WorkerProcesses
+
+    class Stopping(WorkerProcesses):
+        def _spawn(self) -> subprocess.Popen[bytes]:
+            return subprocess.Popen([sys.executable, "-S", "-c", "raise SystemExit(0)"])
+
+    caplog.set_level(logging.INFO, "sedma_elo.service.games")
+    pool = Stopping("sqlite://", 1, backoff_base=0.05, backoff_max=0.05, check=0.01).start()
+    try:
+        _wait(lambda: pool.restarts >= 1, 60, poll=0.01)
+    finally:
+        pool.stop()
+    exits = [r for r in caplog.records if "(exit code 0)" in r.getMessage()]
+    assert exits and all(r.levelno == logging.INFO and " stopped " in r.getMessage() for r in exits)
+
+
+def test_a_terminal_ctrl_c_reaches_serve_alone_not_its_workers(tmp_path: object) -> None:
+    """Workers have a process group of their own: a Ctrl-C (SIGINT to the group) reaches serve alone."""
+    url = f"sqlite:///{tmp_path}/ctrl-c.db"
+    open_database(url).dispose()
+    server = Server(url, "--game-workers", "1")
+    try:
+        _wait(lambda: len(_children(server.proc.pid)) == 1, 60, poll=0.1)
+        (worker,) = _children(server.proc.pid)
+        assert os.getpgid(worker) != os.getpgid(server.proc.pid)
+        os.killpg(server.proc.pid, signal.SIGINT)
+        server.proc.wait(timeout=60)
+        _wait(lambda: not os.path.exists(f"/proc/{worker}"), 30, poll=0.1)
+    finally:
+        _, err = server.stop()
+    assert "died" not in err

@@ -256,8 +256,13 @@ class WorkerProcesses:
     def _spawn(self) -> subprocess.Popen[bytes]:
         # The URL goes through the environment, not the command line, so a password stays out of ``ps``.
         env = {**os.environ, "SEDMA_ELO_DATABASE_URL": self.url}
+        # A session of its own: a Ctrl-C at the terminal (SIGINT to the foreground group) reaches
+        # ``serve`` alone, which then stops its workers through :meth:`stop`, so a shutdown is not
+        # taken for deaths. PR_SET_PDEATHSIG (in ``_BOOTSTRAP``) still ends a worker with ``serve``.
         return subprocess.Popen(
-            [sys.executable, "-c", _BOOTSTRAP, str(os.getpid()), str(self.lease)], env=env
+            [sys.executable, "-c", _BOOTSTRAP, str(os.getpid()), str(self.lease)],
+            env=env,
+            start_new_session=True,
         )
 
     def start(self) -> WorkerProcesses:
@@ -295,10 +300,15 @@ class WorkerProcesses:
                     self._failures[slot] = 1 if ran >= self.steady else self._failures[slot] + 1
                     wait = self.delay(self._failures[slot])
                     how = f"signal {-code}" if code < 0 else f"exit code {code}"
-                    _log.warning(
-                        "game worker %d (pid %d) died (%s) after %.1f s; restarting it in %.1f s",
+                    # Exit code 0 is a worker that was asked to stop (SIGTERM from outside, say a
+                    # service manager stopping the whole group): not a failure, but the pool is
+                    # still kept at its size.
+                    _log.log(
+                        logging.INFO if code == 0 else logging.WARNING,
+                        "game worker %d (pid %d) %s (%s) after %.1f s; restarting it in %.1f s",
                         slot,
                         proc.pid,
+                        "stopped" if code == 0 else "died",
                         how,
                         ran,
                         wait,
