@@ -171,6 +171,7 @@ def rules_strategy(draw: st.DrawFn) -> Rules:
         k_new_player_games=draw(st.integers(0, 10)),
         k_new_player_multiplier=draw(st.floats(0.0, 3.0)),
         zero_sum=draw(st.booleans()),
+        zero_sum_established=draw(st.booleans()),
         rating_floor=draw(st.one_of(st.none(), st.integers(initial - 300, initial))),
         margin_scale=draw(st.one_of(st.just(0.0), st.floats(-1.0, 1.0))),
         margin_weight_16=draw(st.floats(-3.0, 3.0)),
@@ -221,6 +222,9 @@ VARIANTS = {
     **{f"k_{mode}": REFERENCE_RULES.replace(k_mode=mode, k_games_min=8.0) for mode in K_MODES[1:]},
     "new_player": REFERENCE_RULES.replace(k_new_player_games=15, k_new_player_multiplier=1.75),
     "zero_sum": REFERENCE_RULES.replace(zero_sum=True),
+    "zero_sum_established": REFERENCE_RULES.replace(
+        zero_sum_established=True, k_new_player_games=4, k_new_player_multiplier=2.0, score_max=1.1,
+    ),
     "floor": REFERENCE_RULES.replace(rating_floor=960),
     "margin": REFERENCE_RULES.replace(margin_scale=0.25, margin_weight_bad_moves=-0.5),
     "all": REFERENCE_RULES.replace(

@@ -119,6 +119,32 @@ def test_zero_sum_conserves_the_total(ra: int, rb: int, winner: str, bad_a: int,
     assert sum(c.rating_after for c in result.changes) == ra + rb
 
 
+def test_zero_sum_established_transfers_between_established_players() -> None:
+    """zero_sum_established: two players with new_player_games games each share one transfer."""
+    rules = R.replace(zero_sum_established=True, k_new_player_games=3, k_new_player_multiplier=2.0)
+    result = rate(Match.single("x", "y", "a"), {"x": 1100, "y": 1300}, rules, games_played={"x": 3, "y": 7})
+    transfer = round(36 * (1 - _e(1100, 1300)))
+    assert result["x"].rating_after == 1100 + transfer
+    assert result["y"].rating_after == 1300 - transfer
+
+
+def test_zero_sum_established_leaves_a_newcomers_match_per_player() -> None:
+    """zero_sum_established: a match with a newcomer uses each player's own K (x2 for the newcomer)."""
+    rules = R.replace(zero_sum_established=True, k_new_player_games=3, k_new_player_multiplier=2.0)
+    result = rate(Match.single("x", "y", "a"), {"x": 1100, "y": 1300}, rules, games_played={"x": 2, "y": 7})
+    assert result["x"].rating_after == 1100 + round(80 * (1 - _e(1100, 1300)))
+    assert result["y"].rating_after == 1300 + round(32 * (0 - _e(1300, 1100)))
+
+
+def test_zero_sum_established_without_newcomer_games_is_zero_sum() -> None:
+    """With k_new_player_games = 0 every player is established: the same ratings as zero_sum."""
+    match = Match.single("x", "y", "b", PlayerStats(won_by_16=2), PlayerStats(bad_moves=3))
+    ratings = {"x": 1250, "y": 980}
+    est = rate(match, ratings, R.replace(zero_sum_established=True))
+    full = rate(match, ratings, R.replace(zero_sum=True))
+    assert [c.rating_after for c in est.changes] == [c.rating_after for c in full.changes]
+
+
 def test_zero_sum_team_match_conserves_the_total() -> None:
     """In a 2-vs-2 zero-sum match every member of a side moves by the same amount."""
     match = Match(("a1", "a2"), ("b1", "b2"), "b", {})

@@ -30,6 +30,7 @@ _W16, _W24, _W4 = _S["margin.weight_16"], _S["margin.weight_24"], _S["margin.wei
 _WBAD, _M_MIN, _M_MAX = _S["margin.weight_bad_moves"], _S["margin.min"], _S["margin.max"]
 _ARITH, _ROUNDING, _KMODE = _S["arithmetic"], _S["rounding"], _S["k_factor.mode"]
 _NEW_GAMES, _ZERO_SUM, _FLOOR = _S["k_factor.new_player_games"], _S["update.zero_sum"], _S["update.floor"]
+_ZS_EST = _S["update.zero_sum_established"]
 _MARGIN, _LO, _HI = LAYOUT.margin_on, LAYOUT.low, LAYOUT.high
 # Codes of the choices (their index in the declaration).
 _FLOAT32 = by_key("arithmetic").choices.index("float32")
@@ -155,6 +156,7 @@ def replay_loop(  # type: ignore[no-untyped-def]
     kmode = ip[_KMODE]
     new_games = ip[_NEW_GAMES]
     zero_sum = ip[_ZERO_SUM] != 0
+    zero_sum_est = ip[_ZS_EST] != 0
     floor = ip[_FLOOR]  # MIN_RATING when the rules have no floor
     margin = ip[_MARGIN] != 0
     lo = ip[_LO]
@@ -201,7 +203,9 @@ def replay_loop(  # type: ignore[no-untyped-def]
         # Every update is kept in [floor, hi] (floor >= lo). The float is clamped before it is
         # rounded so that a huge K cannot overflow int64; for integer bounds that is the same
         # as the engine's rounding first and clamping then.
-        if zero_sum:
+        # zero_sum_established: the transfer for a match of two established players (the
+        # engine's Rules.transfers).
+        if zero_sum or (zero_sum_est and ga >= new_games and gb >= new_games):
             shared = (ka + kb) / 2.0
             s = (sa + (1.0 - sb)) * 0.5
             t = shared * (s - ea)

@@ -246,6 +246,11 @@ COEFFICIENTS: tuple[Coefficient, ...] = (
         "move points between players (one shared transfer) instead of creating them", kernel="int",
     ),
     Coefficient(
+        "update.zero_sum_established", "zero_sum_established", "bool", False,
+        "the zero-sum transfer only when every player has k_factor.new_player_games games or more",
+        kernel="int",
+    ),
+    Coefficient(
         "update.floor", "rating_floor", "int", None, "lowest rating an update can leave (none: no floor)",
         *_R, optional=True, kernel="int", kernel_none=MIN_RATING,
     ),

@@ -216,7 +216,13 @@ def check_games_played(field: str, value: object) -> int:
 
 
 def _has_variants(rules: Rules) -> bool:
-    return rules.uses_games_played or rules.uses_margin or rules.zero_sum or rules.rating_floor is not None
+    return (
+        rules.uses_games_played
+        or rules.uses_margin
+        or rules.zero_sum
+        or rules.zero_sum_established
+        or rules.rating_floor is not None
+    )
 
 
 # ---------------------------------------------------------------------------- rate
@@ -252,7 +258,8 @@ def rate(
     Variants (``docs/rules.md``): K may come from games played; the margin-of-victory
     multiplier scales every K of the match; in the zero-sum mode side a moves by
     ``D = round(K * (S - expected_a))`` with ``K`` the mean of the players' K and
-    ``S = (mean adjusted score of a + 1 - mean adjusted score of b) / 2``, and side b by ``-D``;
+    ``S = (mean adjusted score of a + 1 - mean adjusted score of b) / 2``, and side b by ``-D``
+    (with ``zero_sum_established`` only when every player has ``k_new_player_games`` games or more);
     a rating floor lifts any rating that would end below it. Every new rating is then kept in
     ``[MIN_RATING, MAX_RATING]`` (``docs/rules.md``, "The rating range"; the player's ``notes``
     say so when it acts), so that no rule set leaves a rating that later matches would refuse.
@@ -392,7 +399,7 @@ def _rate_explained(
             ks[player_id] = k
             scores[player_id] = score_breakdown(outcome, match.stats_of(player_id), rules)
     shared: tuple[float, float] | None = None
-    if rules.zero_sum:
+    if rules.transfers(games[p] or 0 for p in match.players):
         shared = zero_sum_change(match, ks, scores, expected_a)
         match_notes.append(reasons.NOTE_ZERO_SUM.format(k=f"{shared[0]:.4g}", score=f"{shared[1]:.4g}"))
     changes = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -76,8 +77,8 @@ class Rules:
     ``malus_per_bad_move``, ``malus_cap``, ``loser_bonus_scale``, ``draw_bonus_scale``,
     ``score_min``, ``score_max``, ``rounding``, ``arithmetic``, ``team_rating``, and the variants
     ``k_mode``, ``k_games_a``/``b``/``c``/``min``, ``k_new_player_games``,
-    ``k_new_player_multiplier``, ``zero_sum``, ``rating_floor``, ``margin_*``. Every variant's
-    default leaves the reference behaviour unchanged (``docs/rules.md``).
+    ``k_new_player_multiplier``, ``zero_sum``, ``zero_sum_established``, ``rating_floor``,
+    ``margin_*``. Every variant's default leaves the reference behaviour unchanged (``docs/rules.md``).
     """
 
     name: str = _D["name"]
@@ -105,6 +106,7 @@ class Rules:
     k_new_player_games: int = _D["k_factor.new_player_games"]
     k_new_player_multiplier: float = _D["k_factor.new_player_multiplier"]
     zero_sum: bool = _D["update.zero_sum"]
+    zero_sum_established: bool = _D["update.zero_sum_established"]
     rating_floor: int | None = _D["update.floor"]
     margin_scale: float = _D["margin.scale"]
     margin_weight_16: float = _D["margin.weight_16"]
@@ -135,6 +137,17 @@ class Rules:
     def uses_games_played(self) -> bool:
         """True when K depends on the number of games a player played before the match."""
         return self.k_mode != "rating" or self.k_new_player_games > 0
+
+    def transfers(self, games: Iterable[int]) -> bool:
+        """True when a match whose players had ``games`` games each is rated by the zero-sum transfer.
+
+        ``zero_sum`` makes every match a transfer; ``zero_sum_established`` only a match in which
+        every player has at least ``k_new_player_games`` games (an established players' match), so
+        that a newcomer's faster K still moves only the newcomer.
+        """
+        if self.zero_sum:
+            return True
+        return self.zero_sum_established and all(g >= self.k_new_player_games for g in games)
 
     @property
     def uses_margin(self) -> bool:
