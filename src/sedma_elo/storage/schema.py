@@ -137,11 +137,13 @@ Index(
 #: One row per player per applied match per version: the history and the basis of explanations.
 #: Clustered by (version, player, sequence), the history's order (WITHOUT ROWID on SQLite); the
 #: sequence index serves one match's changes, a rebuild's range and a version's last sequence.
+#: Derived rows (``verify`` recomputes every one), so no foreign keys: their per-row checks were a
+#: third of a re-rate's server time (migration 0007). Versions and player keys are never deleted.
 rating_changes = Table(
     "rating_changes",
     metadata,
-    Column("version_id", Integer, ForeignKey("rating_versions.id"), primary_key=True),
-    Column("player_key", Integer, ForeignKey("players.id"), primary_key=True),
+    Column("version_id", Integer, primary_key=True),
+    Column("player_key", Integer, primary_key=True),
     Column("sequence", BigInteger().with_variant(Integer, "sqlite"), primary_key=True),
     Column("rating_before", Integer, nullable=False),
     Column("rating_after", Integer, nullable=False),

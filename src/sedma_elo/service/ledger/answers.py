@@ -30,6 +30,8 @@ from .types import VersionInfo
 from .views import match_view, response_text, view_text
 
 __all__ = [
+    "Standings",
+    "StandingsOf",
     "derive_answer",
     "derive_answers",
     "drop_derivable",
@@ -65,6 +67,9 @@ _CHUNK = 500
 
 #: Per match sequence: each player's rating before it and games played before it.
 Standings = dict[int, tuple[dict[str, int], dict[str, int]]]
+#: ``(version_id, sequences)``: the standings before these matches of a version, or None when the
+#: caller does not hold them (then they are read: a ``count(*)`` per player per match).
+StandingsOf = Callable[[int, list[int]], Standings | None]
 
 
 def derive_answer(raw: Any, ph: str, version_of: VersionOf, sequence: int, *, kept: bool = True) -> str:
@@ -83,9 +88,19 @@ def derive_answer(raw: Any, ph: str, version_of: VersionOf, sequence: int, *, ke
     return _answer(row, standing, version_of, raw, kept)
 
 
-def derive_answers(raw: Any, ph: str, version_of: VersionOf, sequences: Collection[int]) -> dict[int, str]:
-    """:func:`derive_answer` of several stored matches (kept texts used), in two statements
-    whatever their number: what a batch of repeats needs, one round trip each on PostgreSQL.
+def derive_answers(
+    raw: Any,
+    ph: str,
+    version_of: VersionOf,
+    sequences: Collection[int],
+    *,
+    kept: bool = True,
+    standings_of: StandingsOf | None = None,
+) -> dict[int, str]:
+    """:func:`derive_answer` of several stored matches (``kept``: kept texts used), in two
+    statements whatever their number: what a batch of repeats needs, one round trip each on
+    PostgreSQL, and what a void's :func:`keep_answers` and :func:`drop_derivable` derive by chunks.
+    ``standings_of`` gives the standings the caller holds (a void's rebuild: from its arrays).
 
     Raises:
         LookupError: one of ``sequences`` is no stored match, or its version holds no rating
@@ -97,11 +112,24 @@ def derive_answers(raw: Any, ph: str, version_of: VersionOf, sequences: Collecti
     marks = ", ".join([ph] * len(wanted))
     rows = raw.execute(_FACTS.format(marks=marks), wanted).fetchall()
     standings: Standings = {seq: ({}, {}) for seq in wanted}
-    for seq, pid, rating, count in raw.execute(_BEFORE_MANY.format(marks=marks), wanted).fetchall():
+    by_version: dict[int, list[int]] = {}
+    for row in rows:
+        if not row[-4]:  # a voided match's answer needs no standing
+            by_version.setdefault(int(row[-2]), []).append(int(row[0]))
+    unknown = []
+    for version_id, seqs in by_version.items():
+        held = standings_of(version_id, seqs) if standings_of is not None else None
+        if held is None:
+            unknown += seqs
+        else:
+            standings.update(held)
+    marks = ", ".join([ph] * len(unknown))
+    found = raw.execute(_BEFORE_MANY.format(marks=marks), unknown).fetchall() if unknown else []
+    for seq, pid, rating, count in found:
         before, games = standings[int(seq)]
         before[pid] = rating
         games[pid] = int(count)
-    texts = {int(row[0]): _answer(row, standings, version_of, raw, True) for row in rows}
+    texts = {int(row[0]): _answer(row, standings, version_of, raw, kept) for row in rows}
     if missing := set(wanted) - set(texts):
         raise LookupError(f"no match has sequence {min(missing)}")
     return texts
@@ -153,9 +181,26 @@ def standing_before(
     return before, games
 
 
-def _candidates(raw: Any, ph: str, version_ids: list[int], after: int) -> Iterator[list[int]]:
-    """Chunks of the non-voided matches after ``after`` applied in one of ``version_ids``."""
+def _candidates(
+    raw: Any, ph: str, version_ids: list[int], after: int, only: Collection[int] | None
+) -> Iterator[list[int]]:
+    """Chunks of the non-voided matches after ``after`` applied in one of ``version_ids`` (with
+    ``only``: among these sequences)."""
     marks = ", ".join([ph] * len(version_ids))
+    if only is not None:
+        # By the sequences themselves: the keyset query below ran as a sequential scan per chunk
+        # on PostgreSQL (no statistics yet after an import: 120 ms a chunk, 180 s for a void).
+        wanted = sorted(seq for seq in only if seq > after)
+        for start in range(0, len(wanted), _CHUNK):
+            part = wanted[start : start + _CHUNK]
+            found = raw.execute(
+                f"SELECT sequence FROM matches WHERE sequence IN ({', '.join([ph] * len(part))})"
+                f" AND NOT voided AND version_id IN ({marks})",
+                (*part, *version_ids),
+            ).fetchall()
+            if found:
+                yield sorted(int(r[0]) for r in found)
+        return
     last = after
     while True:
         rows = raw.execute(
@@ -177,29 +222,33 @@ def keep_answers(
     version_ids: list[int],
     after: int,
     only: Collection[int] | None = None,
+    standings_of: StandingsOf | None = None,
 ) -> None:
     """Before a rebuild of ``version_ids`` from ``after`` on: keep the answer text of every later
     match applied in one of them (those kept already stay as they are); with ``only``, of those
-    among these sequences (the caller knows the others derive the same answer after the rebuild)."""
+    among these sequences (the caller knows the others derive the same answer after the rebuild).
+    ``standings_of``: the standings before the rebuild, as the caller holds them."""
     if not version_ids:
         return
-    for chunk in _candidates(raw, ph, version_ids, after):
-        if only is not None:
-            chunk = [seq for seq in chunk if seq in only]
-            if not chunk:
-                continue
+    for chunk in _candidates(raw, ph, version_ids, after, only):
         marks = ", ".join([ph] * len(chunk))
         sql = f"SELECT sequence FROM kept_answers WHERE sequence IN ({marks})"
         kept = {int(r[0]) for r in raw.execute(sql, chunk).fetchall()}
-        rows = [(seq, derive_answer(raw, ph, version_of, seq)) for seq in chunk if seq not in kept]
+        # One derivation per chunk (it was three round trips per match).
+        todo = [seq for seq in chunk if seq not in kept]
+        texts = derive_answers(raw, ph, version_of, todo, standings_of=standings_of)
+        rows = sorted(texts.items())
         if rows:
             raw.cursor().executemany(
                 f"INSERT INTO kept_answers (sequence, response) VALUES ({ph}, {ph})", rows
             )
 
 
-def drop_derivable(raw: Any, ph: str, version_of: VersionOf, after: int) -> None:
-    """After the rebuild: delete the kept answers after ``after`` that the facts derive again."""
+def drop_derivable(
+    raw: Any, ph: str, version_of: VersionOf, after: int, standings_of: StandingsOf | None = None
+) -> None:
+    """After the rebuild: delete the kept answers after ``after`` that the facts derive again
+    (``standings_of``: the standings after the rebuild, as the caller holds them)."""
     last = after
     while True:
         rows = raw.execute(
@@ -209,11 +258,9 @@ def drop_derivable(raw: Any, ph: str, version_of: VersionOf, after: int) -> None
         ).fetchall()
         if not rows:
             return
-        drop = [
-            (seq,)
-            for seq, text, voided in rows
-            if voided or derive_answer(raw, ph, version_of, int(seq), kept=False) == text
-        ]
+        live = [int(seq) for seq, _, voided in rows if not voided]
+        texts = derive_answers(raw, ph, version_of, live, kept=False, standings_of=standings_of)
+        drop = [(seq,) for seq, text, voided in rows if voided or texts[int(seq)] == text]
         if drop:
             raw.cursor().executemany(f"DELETE FROM kept_answers WHERE sequence = {ph}", drop)
         last = int(rows[-1][0])

@@ -12,19 +12,40 @@ the new changes with the old ones before anything is written (:func:`changed_seq
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
+from .answers import Standings
 from .bulk import Int64Array, KeyState, names_of, query_int64, rate_chunk, read_chunks, use_kernel
 from .types import VersionInfo
 from .write_pg import write_players_pg
 from .write_sqlite import write_players_sqlite
 
-__all__ = ["Rebuild", "changed_sequences"]
+__all__ = ["REBUILD_CACHE_KIB", "Rebuild", "changed_sequences", "rebuild_cache", "standings_table"]
 
 #: ``progress(done, total)``: matches rebuilt so far of those to rebuild.
 Progress = Callable[[int, int], None]
+
+#: SQLite page cache of a rebuild's connection, KiB: a rebuild's inserts touch every player's part
+#: of the clustered ``rating_changes`` once per chunk; SQLite's default cache (2 MB) re-read them.
+REBUILD_CACHE_KIB = 65_536
+
+
+@contextmanager
+def rebuild_cache(raw: Any, pg: bool) -> Iterator[None]:
+    """On SQLite, a page cache of :data:`REBUILD_CACHE_KIB` for the block, then the one before
+    (bounded: memory does not grow with the ledger); nothing on PostgreSQL."""
+    if pg:
+        yield
+        return
+    before = int(raw.execute("PRAGMA cache_size").fetchone()[0])
+    raw.execute(f"PRAGMA cache_size = {-REBUILD_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        raw.execute(f"PRAGMA cache_size = {before}")
 
 
 class Rebuild:
@@ -64,7 +85,10 @@ class Rebuild:
         state.ratings[keys] = rows[:, 1]
         state.games[keys] = rows[:, 2]
         known = set(keys.tolist())
+        #: Per key: the version's changes before ``start`` of every touched player.
+        self.earlier = np.zeros(size, dtype=np.int64)
         for key, _, before, count, _ in self.touched:
+            self.earlier[key] = count
             if count:
                 state.ratings[key], state.games[key] = before, count
             else:  # no change before ``start``: the player is new to this part of the ledger
@@ -138,6 +162,36 @@ def _standings(changes: Int64Array) -> Int64Array:
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     rank = np.arange(len(ordered)) - np.repeat(starts, np.diff(np.r_[starts, len(ordered)]))
     return np.column_stack([ordered[:, 0], keys, ordered[:, 2], rank])
+
+
+def standings_table(plan: Rebuild, changes: Int64Array) -> Callable[[list[int]], Standings]:
+    """The standings before the matches of ``changes``, a version's changes ``(seq, key, before,
+    after)`` from ``plan.start`` on (before or after the rebuild), as :mod:`.answers` derives them.
+
+    Each player's rating before a match is its change's ``before``; the games before it are the
+    player's changes before ``plan.start`` plus its earlier ones in ``changes``: what the stored
+    rows say, without the ``count(*)`` per player per match of :func:`.answers.derive_answers`.
+    """
+    ranked = _standings(changes)
+    ranked[:, 3] += plan.earlier[ranked[:, 1]]
+    rows = ranked[np.argsort(ranked[:, 0], kind="stable")]
+    seqs = rows[:, 0]
+    names = plan.state.names
+
+    def of(sequences: list[int]) -> Standings:
+        wanted = np.asarray(sorted(sequences), dtype=np.int64)
+        lows, highs = np.searchsorted(seqs, wanted, "left"), np.searchsorted(seqs, wanted, "right")
+        picked = rows[np.concatenate([np.arange(lo, hi) for lo, hi in zip(lows, highs, strict=True)])]
+        if missing := set(picked[:, 1].tolist()) - names.keys():
+            names.update(names_of(plan.raw, plan.ph, missing))
+        out: Standings = {int(seq): ({}, {}) for seq in wanted.tolist()}
+        for seq, key, before, games in picked.tolist():
+            pid = names[key]
+            out[seq][0][pid] = before
+            out[seq][1][pid] = games
+        return out
+
+    return of
 
 
 def changed_sequences(old: Int64Array, new: Int64Array) -> set[int]:

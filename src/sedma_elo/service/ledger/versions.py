@@ -8,6 +8,7 @@ by the fold itself for two-against-two matches, the changes written with COPY or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,14 +18,19 @@ from ...core.rules import Rules
 from ...errors import NotFoundError
 from ...storage.schema import matches, rating_changes, rating_versions
 from . import feed_events
-from .answers import drop_derivable, keep_answers
+from .answers import Standings, StandingsOf, drop_derivable, keep_answers
 from .bulk import read_changes, write_changes
 from .reads import ReadsMixin
-from .rebuild import Progress, Rebuild, changed_sequences
+from .rebuild import Progress, Rebuild, changed_sequences, rebuild_cache, standings_table
 from .rows import from_micros
 from .types import VersionInfo
 
 __all__ = ["VersionsMixin"]
+
+
+def _held(tables: dict[int, Callable[[list[int]], Standings]]) -> StandingsOf:
+    """The :data:`~.answers.StandingsOf` of the rebuilt versions' tables (None for another version)."""
+    return lambda version_id, seqs: tables[version_id](seqs) if version_id in tables else None
 
 
 class VersionsMixin(ReadsMixin):
@@ -65,20 +71,25 @@ class VersionsMixin(ReadsMixin):
                     )
                     new = np.concatenate([np.empty((0, 4), dtype=np.int64), *plan.rate(progress)])
                     old = read_changes(raw, self._pg, vid, row.sequence - 1, throughs[vid])
-                    plans.append((plan, new, changed_sequences(old, new)))
+                    plans.append((plan, new, changed_sequences(old, new), old))
                 changed = set().union(*(p[2] for p in plans))
-                keep_answers(raw, self._ph, self._version_raw, rebuilt, row.sequence, changed)
+                # The standings before and after come from the arrays: reading them cost a count(*)
+                # per player per later match (most of a PostgreSQL void's 185 s).
+                before = _held({p[0].version.id: standings_table(p[0], p[3]) for p in plans})
+                after = _held({p[0].version.id: standings_table(p[0], p[1]) for p in plans})
+                keep_answers(raw, self._ph, self._version_raw, rebuilt, row.sequence, changed, before)
                 # A repeat of a voided match answers its voided view in the version active now.
                 conn.execute(
                     update(matches)
                     .where(m.sequence == row.sequence)
                     .values(voided=True, void_reason=why, version_id=self._active_id(conn))
                 )
-                for plan, new, _ in plans:
-                    plan.roll_back()
-                    write_changes(raw, self._pg, plan.version.id, new)
-                    plan.write_players()
-                drop_derivable(raw, self._ph, self._version_raw, row.sequence - 1)
+                with rebuild_cache(raw, self._pg):
+                    for plan, new, _, _ in plans:
+                        plan.roll_back()
+                        write_changes(raw, self._pg, plan.version.id, new)
+                        plan.write_players()
+                drop_derivable(raw, self._ph, self._version_raw, row.sequence - 1, after)
                 voided = feed_events.Voided(active, match_id, row.sequence, from_micros(row.played_at), why)
                 feed_events.record_void(conn, voided, feed_before)
         return self.get_match(match_id)
@@ -155,8 +166,9 @@ class VersionsMixin(ReadsMixin):
             ValidationError: the rules refuse a match (as the fold would).
         """
         raw: Any = conn.connection.driver_connection  # psycopg or sqlite3, as the dialect says
-        plan = Rebuild(raw, self._ph, version, start, 2**62)
-        plan.roll_back()
-        for changes in plan.rate(progress):
-            write_changes(raw, self._pg, version.id, changes)
-        plan.write_players()
+        with rebuild_cache(raw, self._pg):
+            plan = Rebuild(raw, self._ph, version, start, 2**62)
+            plan.roll_back()
+            for changes in plan.rate(progress):
+                write_changes(raw, self._pg, version.id, changes)
+            plan.write_players()
