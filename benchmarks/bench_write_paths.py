@@ -19,6 +19,11 @@ Variants:
   no dependency, ``pip install orjson`` to measure it), instead of the hand-built text;
 * ``repeat-singly``: ``tuned`` with each repeat's answer derived on its own (two statements per
   repeat, as before 2026-12-01) instead of all of a batch's repeats together;
+* ``wrap-future``: ``tuned`` with each request waiting on the writer's thread future through
+  ``asyncio.wait_for(asyncio.wrap_future(...))`` (before 12-01 evening) instead of a loop future
+  that the writer settles for the whole batch in one ``call_soon_threadsafe``;
+* ``pooled-games``: ``tuned`` with the waiting-game check as a read of its own on a pooled
+  connection before each batch (before 12-01 evening) instead of inside the batch's transaction;
 * ``before``: the server of another checkout (``--before OLD/src``, e.g. a ``git worktree`` of the
   11-29 commit), with its own database seeded by its own code, in the same alternating rounds.
 
@@ -57,6 +62,8 @@ VARIANTS = (
     "json-dumps",
     "orjson",
     "repeat-singly",
+    "wrap-future",
+    "pooled-games",
     "before",
 )
 
@@ -75,6 +82,10 @@ def child(variant: str, url: str, port: int) -> None:
         plain_answers(variant)
     if variant == "repeat-singly":
         singly()
+    if variant == "wrap-future":
+        wrapped_futures()
+    if variant == "pooled-games":
+        pooled_games()
     if variant != "plain":
         from sedma_elo.service import runtime
 
@@ -152,6 +163,38 @@ def singly() -> None:
 
     write_pg.repeat_answers = one_by_one  # type: ignore[attr-defined]
     write_sqlite.repeat_answers = one_by_one  # type: ignore[attr-defined]
+
+
+def wrapped_futures() -> None:
+    """Wait for each write on the writer's thread future, as before 12-01 evening."""
+    import asyncio
+
+    from sedma_elo.service import writer
+
+    async def submit(self: Any, sub: Any) -> Any:
+        return await asyncio.wait_for(asyncio.wrap_future(self.submit_nowait(sub)), self.timeout)
+
+    writer.GroupWriter.submit = submit  # type: ignore[method-assign]
+
+
+def pooled_games() -> None:
+    """Read the waiting games of each batch on a pooled connection first, as before 12-01 evening
+    (the benchmark posts no game, so nothing is refused either way)."""
+    from sedma_elo.service.ledger import writes
+
+    apply = writes.WriterSession.apply
+
+    def first_pooled(self: Any, subs: Any, *, answers: bool = True, held: Any = None) -> Any:
+        if held is not None:
+            marks = ", ".join("?" * len(subs))
+            self.ledger.db.query(
+                f"SELECT match_id FROM games WHERE match_id IN ({marks})"
+                " AND status IN ('queued', 'analysing')",
+                tuple(s.match_id for s in subs),
+            )
+        return apply(self, subs, answers=answers)
+
+    writes.WriterSession.apply = first_pooled  # type: ignore[method-assign,assignment]
 
 
 def cpu_seconds(pid: int) -> float:
