@@ -18,14 +18,21 @@ Variants:
   dict (``views.match_view``) encoded by ``json.dumps`` or by orjson (measurement only: orjson is
   no dependency, ``pip install orjson`` to measure it), instead of the hand-built text;
 * ``repeat-singly``: ``tuned`` with each repeat's answer derived on its own (two statements per
-  repeat, as before 2026-12-01) instead of all of a batch's repeats together.
+  repeat, as before 2026-12-01) instead of all of a batch's repeats together;
+* ``wrap-future``: ``tuned`` with each request waiting on the writer's thread future through
+  ``asyncio.wait_for(asyncio.wrap_future(...))`` (before 12-01 evening) instead of a loop future
+  that the writer settles for the whole batch in one ``call_soon_threadsafe``;
+* ``pooled-games``: ``tuned`` with the waiting-game check as a read of its own on a pooled
+  connection before each batch (before 12-01 evening) instead of inside the batch's transaction;
+* ``before``: the server of another checkout (``--before OLD/src``, e.g. a ``git worktree`` of the
+  11-29 commit), with its own database seeded by its own code, in the same alternating rounds.
 
 ``--workload repeats`` POSTs repeats of the seeded matches (the same body again) instead of new ones.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_write_paths.py [--db sqlite|postgresql] [--rounds 3] \
-        [--duration 8] [--variants plain,tuned]
+        [--duration 8] [--variants plain,tuned] [--before OLD/src --variants tuned,before]
 
 Needs ``wrk`` (Debian: ``apt-get install -y wrk``).
 """
@@ -33,6 +40,7 @@ Needs ``wrk`` (Debian: ``apt-get install -y wrk``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import shutil
@@ -54,6 +62,9 @@ VARIANTS = (
     "json-dumps",
     "orjson",
     "repeat-singly",
+    "wrap-future",
+    "pooled-games",
+    "before",
 )
 
 
@@ -61,19 +72,64 @@ def child(variant: str, url: str, port: int) -> None:
     """Run one server variant until terminated (the benchmark's own subprocess)."""
     import uvicorn
 
-    from sedma_elo.service import ServiceSettings, create_app, runtime
+    from sedma_elo.service import ServiceSettings, create_app
 
     settings = ServiceSettings(database_url=url, rate_limit=0, port=port)
     app = create_app(settings)
     if variant == "one-route":
         app.direct = None  # type: ignore[attr-defined]
-    if variant in ("json-dumps", "orjson", "repeat-singly"):
+    if variant in ("json-dumps", "orjson"):
         plain_answers(variant)
+    if variant == "repeat-singly":
+        singly()
+    if variant == "wrap-future":
+        wrapped_futures()
+    if variant == "pooled-games":
+        pooled_games()
     if variant != "plain":
+        from sedma_elo.service import runtime
+
         runtime.tune_process(
             switch_interval=variant not in ("freeze-only",), freeze=variant not in ("switch-only",)
         )
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+# The ``before`` variant's seeding and server, run with PYTHONPATH=OLD/src: only names that the
+# 11-29 code has too (its key helper lived in service.keys; its create_app tuned the process itself,
+# later code is tuned as `serve` tunes it).
+BEFORE_SEED = """
+import sys
+from sedma_elo import Match
+from sedma_elo.service import Ledger
+from sedma_elo.storage import open_database
+try:
+    from sedma_elo.service.auth import create_key
+except ImportError:
+    from sedma_elo.service.keys import create_key
+url, players = sys.argv[1], int(sys.argv[2])
+db = open_database(url)
+ledger = Ledger(db)
+ledger.ensure_version()
+ledger.import_matches([Match.single(f"p{i:06d}", f"p{i + 1:06d}", "a" if i % 4 else "b",
+    match_id=f"seed-{i}") for i in range(1, players, 2)], batch=5000)
+print(create_key(db, "write", "bench")[0])
+db.dispose()
+"""
+BEFORE_SERVE = """
+import sys
+import uvicorn
+from sedma_elo.service import ServiceSettings, create_app
+try:
+    from sedma_elo.service import runtime
+except ImportError:
+    runtime = None
+url, port = sys.argv[1], int(sys.argv[2])
+app = create_app(ServiceSettings(database_url=url, rate_limit=0, port=port))
+if runtime is not None:
+    runtime.tune_process()
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+"""
 
 
 def plain_answers(encoder: str) -> None:
@@ -109,17 +165,72 @@ def singly() -> None:
     write_sqlite.repeat_answers = one_by_one  # type: ignore[attr-defined]
 
 
+def wrapped_futures() -> None:
+    """Wait for each write on the writer's thread future, as before 12-01 evening."""
+    import asyncio
+
+    from sedma_elo.service import writer
+
+    async def submit(self: Any, sub: Any) -> Any:
+        return await asyncio.wait_for(asyncio.wrap_future(self.submit_nowait(sub)), self.timeout)
+
+    writer.GroupWriter.submit = submit  # type: ignore[method-assign]
+
+
+def pooled_games() -> None:
+    """Read the waiting games of each batch on a pooled connection first, as before 12-01 evening
+    (the benchmark posts no game, so nothing is refused either way)."""
+    from sedma_elo.service.ledger import writes
+
+    apply = writes.WriterSession.apply
+
+    def first_pooled(self: Any, subs: Any, *, answers: bool = True, held: Any = None) -> Any:
+        if held is not None:
+            marks = ", ".join("?" * len(subs))
+            self.ledger.db.query(
+                f"SELECT match_id FROM games WHERE match_id IN ({marks})"
+                " AND status IN ('queued', 'analysing')",
+                tuple(s.match_id for s in subs),
+            )
+        return apply(self, subs, answers=answers)
+
+    writes.WriterSession.apply = first_pooled  # type: ignore[method-assign,assignment]
+
+
 def cpu_seconds(pid: int) -> float:
     """User and system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start(variant: str, url: str, port: int) -> tuple[subprocess.Popen[bytes], str]:
+def before_env(before: str | None) -> dict[str, str] | None:
+    """The environment of a process running the ``--before`` checkout's code (None: this one's)."""
+    return None if before is None else {**os.environ, "PYTHONPATH": str(Path(before).resolve())}
+
+
+def start(
+    variant: str, url: str, port: int, env: dict[str, str] | None
+) -> tuple[subprocess.Popen[bytes], str]:
     port_free(port)
     base = f"http://127.0.0.1:{port}"
-    proc = started([sys.executable, __file__, "--child", variant, url, str(port)], f"{base}/healthz")
+    if env is None:
+        cmd = [sys.executable, __file__, "--child", variant, url, str(port)]
+    else:
+        cmd = [sys.executable, "-c", BEFORE_SERVE, url, str(port)]
+    proc = started(cmd, f"{base}/healthz", env)
     return proc, base
+
+
+def seed_before(url: str, players: int, env: dict[str, str]) -> str:
+    """Seed ``url`` with the ``--before`` checkout's code (its own schema); the write key."""
+    out = subprocess.run(
+        [sys.executable, "-c", BEFORE_SEED, url, str(players)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return out.strip().splitlines()[-1]
 
 
 def main() -> None:
@@ -134,6 +245,7 @@ def main() -> None:
     parser.add_argument("--variants", default="plain,tuned")
     parser.add_argument("--port", type=int, default=18_310)
     parser.add_argument("--workload", choices=["new", "repeats"], default="new")
+    parser.add_argument("--before", metavar="OLD/src", help="the src folder of the `before` variant's code")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -142,6 +254,8 @@ def main() -> None:
     variants = args.variants.split(",")
     if unknown := set(variants) - set(VARIANTS):
         sys.exit(f"unknown variants: {', '.join(sorted(unknown))} (choose from {', '.join(VARIANTS)})")
+    if ("before" in variants) != (args.before is not None):
+        sys.exit("--before OLD/src and the variant `before` go together")
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install -y wrk)")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (shared with other jobs)")
@@ -149,13 +263,20 @@ def main() -> None:
     print(f" {args.connections} connections")
     rates: dict[str, list[float]] = {v: [] for v in variants}
     cpus: dict[str, list[float]] = {v: [] for v in variants}
-    with fresh_database(args.db) as url:
+    old_db = fresh_database(args.db) if args.before else contextlib.nullcontext("")
+    with fresh_database(args.db) as url, old_db as old_url:
         key = seed(url, args.players)
+        old_env = before_env(args.before)
+        old_key = seed_before(old_url, args.players, old_env) if old_env is not None else ""
         for n in range(args.rounds):
             for variant in variants:
-                proc, base = start(variant, url, args.port)
+                old = variant == "before"
+                proc, base = start(variant, old_url if old else url, args.port, old_env if old else None)
                 try:
-                    env = {"BENCH_KEY": key, "BENCH_PREFIX": f"r{n}{variant[:2]}{secrets.token_hex(2)}"}
+                    env = {
+                        "BENCH_KEY": old_key if old else key,
+                        "BENCH_PREFIX": f"r{n}{variant[:2]}{secrets.token_hex(2)}",
+                    }
                     lua = REPEAT_LUA if args.workload == "repeats" else POST_LUA
                     cpu = cpu_seconds(proc.pid)
                     r = wrk(base, "/v1/matches", lua, args.duration, args.connections, env)

@@ -15,13 +15,17 @@ import pytest
 from games_helpers import analysed_match, bot_record, example_record, expected_ratings, game_body
 
 from conftest import Api, make_api, single
+from sedma_elo.core.model import Match
+from sedma_elo.errors import ConflictError
 from sedma_elo.game.analysis import analyze
 from sedma_elo.game.bots import make_bot, play_match
 from sedma_elo.game.record import parse_record
 from sedma_elo.service.auth import create_key
 from sedma_elo.service.games import GameStore
 from sedma_elo.service.games.payload import GameIn, check_game, match_submission
+from sedma_elo.service.games.store import pending_game_error
 from sedma_elo.service.games.worker import GameWorker
+from sedma_elo.service.payload import submission_from_match
 from sedma_elo.storage import open_database
 
 
@@ -206,6 +210,22 @@ def test_a_match_posted_under_a_waiting_games_id_is_refused_up_front(games: Game
     assert games.client.get("/v1/matches/g-12").status_code == 404
     games.drain()
     assert games.status("g-12").json()["status"] == "applied"
+
+
+def test_a_batch_refuses_only_the_waiting_games_id_in_its_own_transaction(games: GameApi) -> None:
+    """A batch with a waiting game's id, a new match and its repeat: only the game's id is refused."""
+    games.post(game_body("g-13", bot_record(10)))
+    ledger = games.client.app.state.ledger
+    subs = [submission_from_match(Match.single(*pair, "a", match_id=mid)) for mid, pair in BATCH]
+    with ledger.writer_session() as session:
+        outcomes = session.apply(subs, held=pending_game_error)
+    assert [o.status for o in outcomes] == ["created", "error", "repeat"]
+    assert isinstance(outcomes[1].error, ConflictError) and "g-13" in str(outcomes[1].error)
+    assert games.client.get("/v1/matches/g-13").status_code == 404
+    assert games.client.get("/v1/matches/m-13").status_code == 200
+
+
+BATCH = [("m-13", ("ann", "bob")), ("g-13", ("cid", "dan")), ("m-13", ("ann", "bob"))]
 
 
 def test_a_game_the_ledger_refuses_fails_with_the_reason(games: GameApi) -> None:

@@ -122,9 +122,13 @@ class MatchIn(BaseModel):
     stats: Annotated[dict[Id, StatsIn], Field(max_length=4)] = Field(default_factory=dict)
 
 
+# One encoder for every call: json.dumps with options builds a new JSONEncoder each time.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(data: Any) -> str:
     """Compact JSON with sorted keys: equal data gives equal text."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _CANONICAL.encode(data)
 
 
 def time_text(value: datetime | None) -> str | None:

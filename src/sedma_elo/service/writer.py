@@ -5,25 +5,79 @@ takes everything queued (up to ``max_batch``) and applies it in one transaction 
 connection (a :class:`WriterSession`), so the commit (and on SQLite the fsync) is paid once per
 batch instead of once per match. A request is answered only after its batch committed: nothing
 acknowledged can be lost.
+
+A request awaiting on an event loop (:meth:`GroupWriter.submit`) waits on a plain asyncio future
+that the writer settles for the whole batch in one ``call_soon_threadsafe``: one wake-up of the
+loop per batch instead of one per request (``asyncio.wrap_future`` of a thread's future costs a
+lock, a chained callback and a wake-up each).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import queue
 import threading
+from collections.abc import Sequence
 
 from ..errors import UnavailableError
 from .faults import storage_fault
-from .games.store import pending_game_error, pending_games
+from .games.store import pending_game_error
 from .ledger import ApplyOutcome, Ledger, WriterSession
 from .observability.metrics import WRITE_QUEUE, record_batch
 from .payload import Submission
 
 __all__ = ["GroupWriter"]
 
-_Item = tuple[Submission, "concurrent.futures.Future[ApplyOutcome]"]
+
+class _LoopWaiter:
+    """A request's wait on an event loop: ``future`` belongs to ``loop`` and is settled there."""
+
+    __slots__ = ("future", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[ApplyOutcome] = loop.create_future()
+
+
+_Waiter = concurrent.futures.Future[ApplyOutcome] | _LoopWaiter
+_Item = tuple[Submission, _Waiter]
+#: What the writer hands back for one submission: its outcome, or the exception of its batch.
+_Result = ApplyOutcome | BaseException
+
+
+def _settle(results: list[tuple[asyncio.Future[ApplyOutcome], _Result]]) -> None:
+    """Set each loop future's result (on its loop); one withdrawn meanwhile (a timeout) is skipped."""
+    for future, result in results:
+        if future.done():
+            continue
+        if isinstance(result, BaseException):
+            future.set_exception(result)
+        else:
+            future.set_result(result)
+
+
+def _is_live(waiter: _Waiter) -> bool:
+    """Whether the submission is still wanted; a concurrent future can no longer be cancelled after."""
+    if isinstance(waiter, _LoopWaiter):
+        return not waiter.future.done()
+    return waiter.set_running_or_notify_cancel()
+
+
+def _answer(batch: list[_Item], results: Sequence[_Result]) -> None:
+    """Hand each submission of ``batch`` its result: loop futures in one call per loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[ApplyOutcome], _Result]]] = {}
+    for (_, waiter), result in zip(batch, results, strict=True):
+        if isinstance(waiter, _LoopWaiter):
+            by_loop.setdefault(waiter.loop, []).append((waiter.future, result))
+        elif isinstance(result, BaseException):
+            waiter.set_exception(result)
+        else:
+            waiter.set_result(result)
+    for loop, settled in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+            loop.call_soon_threadsafe(_settle, settled)
 
 
 class GroupWriter:
@@ -74,15 +128,18 @@ class GroupWriter:
         Raises:
             UnavailableError: ``max_queue`` submissions are already waiting.
         """
+        fut: concurrent.futures.Future[ApplyOutcome] = concurrent.futures.Future()
+        self._put(sub, fut)
+        return fut
+
+    def _put(self, sub: Submission, waiter: _Waiter) -> None:
         if self._queue.qsize() >= self.max_queue:
             raise UnavailableError(
                 f"the write queue is full ({self.max_queue} matches waiting); retry shortly",
                 retry_after=1.0,
             )
-        fut: concurrent.futures.Future[ApplyOutcome] = concurrent.futures.Future()
         WRITE_QUEUE.inc()  # before the put: the writer may take the item at once
-        self._queue.put((sub, fut))
-        return fut
+        self._queue.put((sub, waiter))
 
     async def submit(self, sub: Submission) -> ApplyOutcome:
         """Queue ``sub`` and wait for its outcome without blocking the event loop.
@@ -91,28 +148,16 @@ class GroupWriter:
             UnavailableError: the queue is full, or no outcome came within ``timeout`` seconds (a
                 submission still queued then is withdrawn; one being applied may still commit).
         """
-        fut = self.submit_nowait(sub)
+        waiter = _LoopWaiter(asyncio.get_running_loop())
+        self._put(sub, waiter)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(fut), self.timeout)
+            async with asyncio.timeout(self.timeout):  # on expiry the future is cancelled: withdrawn
+                return await waiter.future
         except TimeoutError:
             raise UnavailableError(
                 f"the write took longer than {self.timeout} s; repeat the same body to learn its outcome",
                 retry_after=1.0,
             ) from None
-
-    def _refuse_pending_games(self, batch: list[_Item]) -> list[_Item]:
-        """Answer 409 to matches posted under the id of a game still being analysed; the rest go on.
-
-        One read per batch. (A game posted between this read and the batch's commit is still
-        caught later: its worker then fails it with the ledger's conflict.)
-        """
-        held = pending_games(self.ledger.db, [sub.match_id for sub, _ in batch])
-        if not held:
-            return batch
-        for sub, fut in batch:
-            if sub.match_id in held:
-                fut.set_result(ApplyOutcome("error", error=pending_game_error(sub.match_id)))
-        return [(sub, fut) for sub, fut in batch if sub.match_id not in held]
 
     def _run(self) -> None:
         with self.ledger.writer_session() as session:
@@ -135,22 +180,22 @@ class GroupWriter:
                     break
                 batch.append(nxt)
             WRITE_QUEUE.dec(len(batch))
-            # A future cancelled while queued is dropped unapplied; the others can no longer be
+            # A submission withdrawn while queued is dropped unapplied; the others can no longer be
             # cancelled, so setting their outcome below cannot fail (and kill this thread).
-            batch = [(sub, fut) for sub, fut in batch if fut.set_running_or_notify_cancel()]
+            batch = [item for item in batch if _is_live(item[1])]
             if not batch:
                 continue
             try:
-                batch = self._refuse_pending_games(batch)
-                outcomes = session.apply([sub for sub, _ in batch])
+                # Matches posted under the id of a game still being analysed get 409, read in the
+                # batch's own transaction. (A game posted after that read is still caught: its
+                # worker then fails it with the ledger's conflict.)
+                outcomes = session.apply([sub for sub, _ in batch], held=pending_game_error)
             except BaseException as exc:  # the writer carries on
                 # A full disk or a lost database: 503 for each request, one log line per kind.
                 fault = storage_fault(exc) if isinstance(exc, Exception) else None
-                for _, fut in batch:
-                    fut.set_exception(fault or exc)
+                _answer(batch, [fault or exc] * len(batch))
                 continue
             self.batches += 1
             self.applied += len(batch)
             record_batch(len(batch), sum(o.status == "created" for o in outcomes))
-            for (_, fut), outcome in zip(batch, outcomes, strict=True):
-                fut.set_result(outcome)
+            _answer(batch, outcomes)

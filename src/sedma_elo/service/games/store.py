@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -37,7 +36,6 @@ __all__ = [
     "GameStore",
     "SubmitOutcome",
     "pending_game_error",
-    "pending_games",
 ]
 
 GameStatus = Literal["queued", "analysing", "applied", "failed"]
@@ -108,18 +106,6 @@ def _lease_values(token: str, row: Any, lease: float, now: float) -> dict[str, A
 
 def _claim_of(row: Any, token: str, lease: float, now: float) -> Claim:
     return Claim(row.match_id, row.played_at, row.body, token, int(row.attempts) + 1, now + lease)
-
-
-def pending_games(db: Database, match_ids: Sequence[str]) -> set[str]:
-    """Which of ``match_ids`` are games still ``queued`` or ``analysing`` (one indexed read)."""
-    if not match_ids:
-        return set()
-    marks = ", ".join("?" * len(match_ids))
-    rows = db.query(
-        f"SELECT match_id FROM games WHERE match_id IN ({marks}) AND status IN ('queued', 'analysing')",
-        tuple(match_ids),
-    )
-    return {str(r[0]) for r in rows}
 
 
 def pending_game_error(match_id: str) -> ConflictError:

@@ -7,7 +7,7 @@ player has played (their ``matches_played``) reach every rule that needs them.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -18,7 +18,7 @@ from ...core.fold import RatingState
 from ...errors import ConflictError, SedmaEloError
 from ..payload import Submission
 from .rows import now_micros
-from .types import ApplyOutcome, VersionInfo
+from .types import ApplyOutcome, HeldRefusal, VersionInfo
 from .views import response_text
 
 __all__ = ["Batch", "BatchRows", "TryAgain", "is_retryable", "rate_batch"]
@@ -60,6 +60,7 @@ class Batch:
     repeats from the outcome of their first occurrence once that is known. ``stored`` maps a stored
     match id to its ``(body hash as hex text, sequence)``; ``answer`` derives the answer of a stored
     sequence (called only for a repeat with an equal body; ``None``: such a repeat's body is empty).
+    An id in ``held`` (a game record's, waiting for its analysis) is refused with ``refuse(id)``.
     """
 
     def __init__(
@@ -67,6 +68,8 @@ class Batch:
         subs: Sequence[Submission],
         stored: dict[str, tuple[str, int]],
         answer: Callable[[int], str] | None,
+        held: Collection[str] = (),
+        refuse: HeldRefusal | None = None,
     ) -> None:
         self.subs = subs
         self.outcomes: list[ApplyOutcome | None] = [None] * len(subs)
@@ -74,7 +77,9 @@ class Batch:
         self.todo: list[int] = []
         for i, sub in enumerate(subs):
             seen = stored.get(sub.match_id)
-            if seen is not None:
+            if refuse is not None and sub.match_id in held:
+                self.outcomes[i] = ApplyOutcome("error", error=refuse(sub.match_id))
+            elif seen is not None:
                 text = partial(str) if answer is None else partial(answer, seen[1])
                 self.outcomes[i] = _repeat_or_conflict(sub, seen[0], text)
             elif sub.match_id not in self.first:

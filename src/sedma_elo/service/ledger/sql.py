@@ -16,6 +16,7 @@ from .types import HistoryOrder
 __all__ = [
     "LEADERBOARD_AFTER",
     "LEADERBOARD_FIRST",
+    "PG_HELD_GAMES",
     "PG_INSERT_CHANGES",
     "PG_INSERT_MATCHES",
     "PG_INSERT_PLAYERS",
@@ -25,6 +26,7 @@ __all__ = [
     "PG_UPDATE_PLAYERS",
     "PLAYER_SQL",
     "SEARCH_SQL",
+    "SQLITE_HELD_GAMES",
     "SQLITE_INSERT_CHANGES",
     "SQLITE_INSERT_MATCHES",
     "SQLITE_INSERT_PLAYERS",
@@ -35,6 +37,9 @@ __all__ = [
 # PostgreSQL statements of the batch write path (see write_pg.py). Arrays travel in binary (%b):
 # the text format escaped every quote of the stored JSON, half the CPU of a batch.
 PG_STORED = "SELECT match_id, body_hash, sequence FROM matches WHERE match_id = ANY(%b)"
+# The batch's ids that game records waiting for their analysis hold (refused 409 by the API).
+_HELD_GAMES = "SELECT match_id FROM games WHERE status IN ('queued', 'analysing') AND match_id"
+PG_HELD_GAMES = _HELD_GAMES + " = ANY(%b)"
 PG_LOCK_PLAYERS = (
     "SELECT player_id, rating, matches_played FROM player_ratings"
     " WHERE version_id = (SELECT id FROM rating_versions WHERE active) AND player_id = ANY(%b)"
@@ -76,6 +81,8 @@ PG_UPDATE_PLAYERS = (
 )
 
 # SQLite statements of the batch write path (see write_sqlite.py).
+#: Format with ``marks``: one ``?`` per id.
+SQLITE_HELD_GAMES = _HELD_GAMES + " IN ({marks})"
 SQLITE_INSERT_MATCHES = (
     f"INSERT INTO matches (sequence, {', '.join(FACT_COLUMNS)}, version_id, voided, void_reason,"
     f" created_at) VALUES (?, {', '.join('?' * len(FACT_COLUMNS))}, ?, 0, NULL, ?)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -13,6 +14,7 @@ __all__ = [
     "MAX_PAGE",
     "MAX_RECENT",
     "ApplyOutcome",
+    "HeldRefusal",
     "HistoryOrder",
     "HistoryPage",
     "ImportReport",
@@ -27,6 +29,9 @@ __all__ = [
 MAX_PAGE = 500
 #: Most players, and most changes per player, that :meth:`Ledger.recent_changes` answers at once.
 MAX_RECENT = 100
+#: The refusal of a match whose id a game record waiting for its analysis holds (see
+#: :meth:`WriterSession.apply`'s ``held``).
+HeldRefusal = Callable[[str], SedmaEloError]
 #: The order of a player's history: oldest first or newest first.
 HistoryOrder = Literal["asc", "desc"]
 

@@ -20,6 +20,7 @@ from .batch import Batch, BatchRows, TryAgain, rate_batch
 from .feed_events import append_match_events
 from .rows import PG_INTERN, fact_values, stored_hash
 from .sql import (
+    PG_HELD_GAMES,
     PG_INSERT_CHANGES,
     PG_INSERT_MATCHES,
     PG_INSERT_PLAYERS,
@@ -28,16 +29,21 @@ from .sql import (
     PG_STORED,
     PG_UPDATE_PLAYERS,
 )
-from .types import ApplyOutcome
+from .types import ApplyOutcome, HeldRefusal
 
 __all__ = ["apply_pg", "write_players_pg", "write_rows_pg"]
 
 
 def apply_pg(
-    ledger: LedgerBase, raw: psycopg.Connection[Any], subs: Sequence[Submission], *, answers: bool = True
+    ledger: LedgerBase,
+    raw: psycopg.Connection[Any],
+    subs: Sequence[Submission],
+    *,
+    answers: bool = True,
+    held: HeldRefusal | None = None,
 ) -> list[ApplyOutcome]:
-    """Apply ``subs`` in one PostgreSQL transaction on ``raw`` (``answers``: derive the answers of
-    repeats, see :meth:`Ledger.apply`).
+    """Apply ``subs`` in one PostgreSQL transaction on ``raw`` (``answers``, ``held``: see
+    :meth:`WriterSession.apply`).
 
     Raises:
         TryAgain: another process stored one of the batch's ids between two of its reads.
@@ -49,6 +55,7 @@ def apply_pg(
         raw.execute("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
         active_cur = raw.execute("SELECT id FROM rating_versions WHERE active")
         stored_cur = raw.execute(PG_STORED, (ids,))
+        games_cur = None if held is None else raw.execute(PG_HELD_GAMES, (ids,))
         players_cur = raw.execute(PG_LOCK_PLAYERS, (players,))
         seq_cur = raw.execute(PG_SEQUENCES, (len(ids), ids))
         active = active_cur.fetchone()  # the pipeline's first sync: one round trip
@@ -57,7 +64,8 @@ def apply_pg(
         version = ledger._version_raw(raw, int(active[0]))
         stored = {r[0]: (stored_hash(r[1]), int(r[2])) for r in stored_cur.fetchall()}
         derive = repeat_answers(raw, "%s", ledger._version_raw, subs, stored) if answers else None
-        batch = Batch(subs, stored, derive)
+        games = set() if games_cur is None else {r[0] for r in games_cur.fetchall()}
+        batch = Batch(subs, stored, derive, games, held)
         ratings = {}
         played = {}
         for pid, rating, count in players_cur.fetchall():

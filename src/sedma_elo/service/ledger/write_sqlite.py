@@ -17,21 +17,32 @@ from .base import LedgerBase
 from .batch import Batch, BatchRows, rate_batch
 from .feed_events import append_match_events
 from .rows import fact_values, intern_sqlite, stored_hash
-from .sql import SQLITE_INSERT_CHANGES, SQLITE_INSERT_MATCHES, SQLITE_INSERT_PLAYERS, SQLITE_UPDATE_PLAYERS
-from .types import ApplyOutcome
+from .sql import (
+    SQLITE_HELD_GAMES,
+    SQLITE_INSERT_CHANGES,
+    SQLITE_INSERT_MATCHES,
+    SQLITE_INSERT_PLAYERS,
+    SQLITE_UPDATE_PLAYERS,
+)
+from .types import ApplyOutcome, HeldRefusal
 
 __all__ = ["apply_sqlite", "write_players_sqlite", "write_rows_sqlite"]
 
 
 def apply_sqlite(
-    ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission], *, answers: bool = True
+    ledger: LedgerBase,
+    raw: sqlite3.Connection,
+    subs: Sequence[Submission],
+    *,
+    answers: bool = True,
+    held: HeldRefusal | None = None,
 ) -> list[ApplyOutcome]:
     """Apply ``subs`` in one SQLite transaction on ``raw``, holding the database's write lock
-    (``answers``: derive the answers of repeats, see :meth:`Ledger.apply`)."""
+    (``answers``, ``held``: see :meth:`WriterSession.apply`)."""
     with ledger.db.write_lock or contextlib.nullcontext():
         raw.execute("BEGIN IMMEDIATE")
         try:
-            outcomes = _apply_in(ledger, raw, subs, answers)
+            outcomes = _apply_in(ledger, raw, subs, answers, held)
             raw.execute("COMMIT")
         except BaseException:
             if raw.in_transaction:
@@ -41,23 +52,29 @@ def apply_sqlite(
 
 
 def _apply_in(
-    ledger: LedgerBase, raw: sqlite3.Connection, subs: Sequence[Submission], answers: bool
+    ledger: LedgerBase,
+    raw: sqlite3.Connection,
+    subs: Sequence[Submission],
+    answers: bool,
+    held: HeldRefusal | None,
 ) -> list[ApplyOutcome]:
     active = raw.execute("SELECT id FROM rating_versions WHERE active").fetchone()
     if active is None:
         raise NotFoundError("there is no active ratings version")
     version = ledger._version_raw(raw, int(active[0]))
     ids = list({s.match_id for s in subs})
+    marks = ", ".join("?" * len(ids))
     stored = {
         row[0]: (stored_hash(row[1]), int(row[2]))
         for row in raw.execute(
-            "SELECT match_id, body_hash, sequence FROM matches"
-            f" WHERE match_id IN ({', '.join('?' * len(ids))})",
-            ids,
+            f"SELECT match_id, body_hash, sequence FROM matches WHERE match_id IN ({marks})", ids
         )
     }
+    games = set()
+    if held is not None:
+        games = {r[0] for r in raw.execute(SQLITE_HELD_GAMES.format(marks=marks), ids)}
     derive = repeat_answers(raw, "?", ledger._version_raw, subs, stored) if answers else None
-    batch = Batch(subs, stored, derive)
+    batch = Batch(subs, stored, derive, games, held)
     players = sorted({p for i in batch.todo for p in subs[i].match.players})
     ratings: dict[str, int] = {}
     played: dict[str, int] = {}

@@ -24,7 +24,7 @@ from ...core.model import Match
 from ..payload import Submission, submission_from_match
 from .base import LedgerBase
 from .batch import TryAgain, is_retryable
-from .types import ApplyOutcome, ImportReport
+from .types import ApplyOutcome, HeldRefusal, ImportReport
 from .write_pg import apply_pg
 from .write_sqlite import apply_sqlite
 
@@ -55,27 +55,33 @@ class WriterSession:
             self._conn.close()
             self._conn = None
 
-    def apply(self, submissions: Sequence[Submission], *, answers: bool = True) -> list[ApplyOutcome]:
-        """See :meth:`Ledger.apply`."""
+    def apply(
+        self, submissions: Sequence[Submission], *, answers: bool = True, held: HeldRefusal | None = None
+    ) -> list[ApplyOutcome]:
+        """See :meth:`Ledger.apply`; with ``held``, a match whose id a game record waiting for its
+        analysis holds (read in the batch's transaction) gets the error ``held(match_id)`` instead
+        (what the API answers; the game's worker applies that match itself, without ``held``)."""
         if not submissions:
             return []
         try:
-            return self._apply_with_retry(submissions, answers)
+            return self._apply_with_retry(submissions, answers, held)
         except Exception:
             if len(submissions) == 1:
                 raise
         outcomes = []
         for sub in submissions:
             try:
-                outcomes.append(self._apply_with_retry([sub], answers)[0])
+                outcomes.append(self._apply_with_retry([sub], answers, held)[0])
             except Exception as exc:  # only this match fails (answered 500); the others stand
                 outcomes.append(ApplyOutcome("error", failure=exc))
         return outcomes
 
-    def _apply_with_retry(self, submissions: Sequence[Submission], answers: bool) -> list[ApplyOutcome]:
+    def _apply_with_retry(
+        self, submissions: Sequence[Submission], answers: bool, held: HeldRefusal | None
+    ) -> list[ApplyOutcome]:
         for attempt in range(_RETRIES):
             try:
-                return self._apply_once(submissions, answers)
+                return self._apply_once(submissions, answers, held)
             except (DBAPIError, psycopg.Error, sqlite3.Error, TryAgain) as exc:
                 if attempt == _RETRIES - 1 or not is_retryable(exc):
                     raise
@@ -83,15 +89,17 @@ class WriterSession:
                 time.sleep(0.002 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    def _apply_once(self, subs: Sequence[Submission], answers: bool) -> list[ApplyOutcome]:
+    def _apply_once(
+        self, subs: Sequence[Submission], answers: bool, held: HeldRefusal | None
+    ) -> list[ApplyOutcome]:
         if self._conn is None:
             self._conn = self.ledger.db.write.raw_connection()
         raw = self._conn.driver_connection
         if isinstance(raw, sqlite3.Connection):
-            return apply_sqlite(self.ledger, raw, subs, answers=answers)
+            return apply_sqlite(self.ledger, raw, subs, answers=answers, held=held)
         assert isinstance(raw, psycopg.Connection)
         try:
-            return apply_pg(self.ledger, raw, subs, answers=answers)
+            return apply_pg(self.ledger, raw, subs, answers=answers, held=held)
         except psycopg.Error as exc:
             if raw.broken:  # e.g. the server restarted: a new connection may well succeed
                 self._conn.invalidate()

@@ -53,6 +53,9 @@ class Observe:
         self.metrics = metrics
         self.access_log = access_log
         self.route = route
+        # The metric children of each (method, route, status): labels() takes a lock and builds
+        # its key on every call (a few µs per request on the write path). Bounded: route templates.
+        self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -85,9 +88,16 @@ class Observe:
             method = scope["method"]
             if self.metrics:
                 route = _route_template(scope, self.route)
-                code = str(status)
-                REQUESTS.labels(method, route, code).inc()
-                REQUEST_SECONDS.labels(method, route, code).observe(elapsed)
+                children = self._children.get((method, route, status))
+                if children is None:
+                    code = str(status)
+                    children = (
+                        REQUESTS.labels(method, route, code),
+                        REQUEST_SECONDS.labels(method, route, code),
+                    )
+                    self._children[(method, route, status)] = children
+                children[0].inc()
+                children[1].observe(elapsed)
             if self.access_log:
                 _access.info(
                     "%s %s %d %.1f ms",
