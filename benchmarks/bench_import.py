@@ -37,7 +37,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -52,17 +51,7 @@ PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 def head(h: HistoryArrays, start: int, stop: int) -> HistoryArrays:
     """Matches ``start`` to ``stop`` of ``h`` (the same players)."""
-    part = slice(start, stop)
-    return HistoryArrays(
-        player_ids=h.player_ids,
-        player_a=h.player_a[part],
-        player_b=h.player_b[part],
-        winner=h.winner[part],
-        counts=np.ascontiguousarray(h.counts[part]),
-        match_ids=h.match_ids[part],
-        played_at=h.played_at[part],
-        lines=h.lines[part],
-    )
+    return h.part(slice(start, stop))
 
 
 @contextmanager

@@ -9,8 +9,8 @@ keys it has just interned or read in the same transaction (``service/ledger/rows
 ``bulk_import.py``); ``verify`` checks the whole ledger's keys in one query (a key without its
 player or version is reported). Data is unchanged.
 
-On SQLite the table is rebuilt without the constraints (alembic's batch mode; foreign keys
-deferred to the commit, for ``kept_answers``, which refers to ``matches``). The downgrade adds
+On SQLite the table is rebuilt without the constraints (alembic's batch mode), the rows of
+``kept_answers``, which refers to ``matches``, set aside meanwhile. The downgrade adds
 the constraints back (on PostgreSQL, checking every row).
 
 Revision ID: 0007_importfast
@@ -37,13 +37,28 @@ def _sqlite() -> bool:
     return op.get_bind().dialect.name == "sqlite"
 
 
-def upgrade() -> None:
-    """Drop the foreign keys of ``matches``."""
-    if _sqlite():
-        op.execute("PRAGMA defer_foreign_keys = ON")
+def _rebuild_sqlite(drop: bool) -> None:
+    """Rebuild ``matches`` without (``drop``) or with its foreign keys. ``kept_answers`` refers to
+    it: its rows wait in a temporary table meanwhile, since SQLite counts the rows the rebuild's
+    ``DROP TABLE`` orphans as violations even once the new table holds their parents again."""
+    op.execute("CREATE TEMPORARY TABLE kept_answers_aside AS SELECT * FROM kept_answers")
+    op.execute("DELETE FROM kept_answers")
+    if drop:
         with op.batch_alter_table("matches", recreate="always", naming_convention=_NAMES) as batch:
             for column, parent in _KEYS:
                 batch.drop_constraint(f"fk_matches_{column}_{parent}", type_="foreignkey")
+    else:
+        with op.batch_alter_table("matches", recreate="always") as batch:
+            for column, parent in _KEYS:
+                batch.create_foreign_key(f"fk_matches_{column}_{parent}", parent, [column], ["id"])
+    op.execute("INSERT INTO kept_answers SELECT * FROM kept_answers_aside")
+    op.execute("DROP TABLE kept_answers_aside")
+
+
+def upgrade() -> None:
+    """Drop the foreign keys of ``matches``."""
+    if _sqlite():
+        _rebuild_sqlite(drop=True)
         return
     # By what they are, not by name: 0005_compact's renames left names that vary by history.
     found = op.get_bind().exec_driver_sql(
@@ -57,10 +72,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     """Add the foreign keys of ``matches`` back."""
     if _sqlite():
-        op.execute("PRAGMA defer_foreign_keys = ON")
-        with op.batch_alter_table("matches", recreate="always") as batch:
-            for column, parent in _KEYS:
-                batch.create_foreign_key(f"fk_matches_{column}_{parent}", parent, [column], ["id"])
+        _rebuild_sqlite(drop=False)
         return
     for column, parent in _KEYS:
         op.create_foreign_key(f"matches_{column}_fkey", "matches", parent, [column], ["id"])
