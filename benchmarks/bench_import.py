@@ -12,6 +12,13 @@ about 1.5 s of CPU for the ATP file). ``--verify`` also runs ``verify`` on each 
 
     .venv/bin/python benchmarks/bench_import.py [--db sqlite|postgresql|both] [--matches N]
         [--old-matches N] [--history FILE] [--verify]
+    .venv/bin/python benchmarks/bench_import.py --cli FILE [FILE...] [--db ...] [--before-src DIR]
+
+``--cli`` instead runs the command itself, ``sedma-elo import FILE`` into an empty ledger, in a
+child process per file and database, and prints its wall time and peak resident memory (the
+child's ``ru_maxrss``): the figure that shows whether memory grows with the file. With
+``--before-src`` (another checkout's ``src``, e.g. main's) each file is also imported by that
+code, in the same run, for the before/after ratio.
 
 Target: >= 30,000 matches/s on both databases (issue 13).
 """
@@ -21,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +37,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -44,17 +51,7 @@ PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 def head(h: HistoryArrays, start: int, stop: int) -> HistoryArrays:
     """Matches ``start`` to ``stop`` of ``h`` (the same players)."""
-    part = slice(start, stop)
-    return HistoryArrays(
-        player_ids=h.player_ids,
-        player_a=h.player_a[part],
-        player_b=h.player_b[part],
-        winner=h.winner[part],
-        counts=np.ascontiguousarray(h.counts[part]),
-        match_ids=h.match_ids[part],
-        played_at=h.played_at[part],
-        lines=h.lines[part],
-    )
+    return h.part(slice(start, stop))
 
 
 @contextmanager
@@ -110,6 +107,64 @@ def bench(kind: str, h: HistoryArrays, n: int, old_n: int, verify: bool, folder:
     line("old path (import_matches, 1,000 a batch)", old_n, *old)
 
 
+def _database(kind: str, folder: str) -> tuple[str, str | None]:
+    """A URL of a new, empty database and the PostgreSQL name to drop after (None for SQLite)."""
+    if kind == "sqlite":
+        return f"sqlite:///{folder}/cli-{secrets.token_hex(4)}.db", None
+    name = f"imports_bench_{secrets.token_hex(4)}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", name
+
+
+def cli_import(kind: str, path: Path, folder: str, src: Path | None) -> tuple[float, float, float, str]:
+    """Wall and CPU seconds, peak RSS (MB) and the summary line of ``sedma-elo import path`` in a child."""
+    url, name = _database(kind, folder)
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    command = [
+        sys.executable,
+        "-c",
+        "from sedma_elo.cli import app; app()",
+        "import",
+        str(path),
+        "--skip-bad",
+    ]
+    try:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            start = time.perf_counter()
+            child = subprocess.Popen([*command, "--database-url", url], env=env, stdout=out, stderr=err)
+            _, status, usage = os.wait4(child.pid, 0)  # the child's own rusage: its peak RSS
+            wall = time.perf_counter() - start
+            out.seek(0)
+            err.seek(0)
+            text, problem = out.read().decode(), err.read().decode()
+    finally:
+        if name is not None:
+            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    if status != 0:
+        raise SystemExit(f"import failed ({status}): {problem[-2000:]}")
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 1024, text.strip().splitlines()[-1]
+
+
+def bench_cli(kinds: tuple[str, ...], files: list[Path], before: Path | None, folder: str) -> None:
+    print(f"{'':14}{'wall s':>9}{'/s wall':>12}{'CPU s':>9}{'/s CPU':>12}{'peak MB':>10}")
+    for kind in kinds:
+        for path in files:
+            print(f"\n{kind}: {path.name}: load average {os.getloadavg()[0]:.1f}", flush=True)
+            for label, src in (("before", before), ("after", None)) if before else (("this code", None),):
+                wall, cpu, rss, summary = cli_import(kind, path, folder, src)
+                n = int(summary.split(" ", 1)[0])
+                print(
+                    f"  {label:12}{wall:9.1f}{n / wall:>12,.0f}{cpu:9.1f}{n / cpu:>12,.0f}{rss:>10,.0f}"
+                    f"   {summary}",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", choices=["sqlite", "postgresql", "both"], default="both")
@@ -117,7 +172,14 @@ def main() -> None:
     parser.add_argument("--old-matches", type=int, default=30_000, help="matches through the old path")
     parser.add_argument("--history", type=Path, default=DEFAULT_HISTORY)
     parser.add_argument("--verify", action="store_true", help="verify each bulk-imported ledger")
+    parser.add_argument("--cli", type=Path, nargs="+", help="run `sedma-elo import` on these files instead")
+    parser.add_argument("--before-src", type=Path, help="with --cli: also import with this src folder")
     args = parser.parse_args()
+    kinds = ("sqlite", "postgresql") if args.db == "both" else (args.db,)
+    if args.cli:
+        with tempfile.TemporaryDirectory() as folder:
+            bench_cli(kinds, args.cli, args.before_src, folder)
+        return
     h, skipped = read_lined(args.history, skip_bad=True)
     assert isinstance(h, HistoryArrays)
     n = min(args.matches or len(h), len(h))

@@ -123,3 +123,20 @@ def test_rerate_and_verify_draw_progress_bars(db_url: str, tmp_path: Path) -> No
     assert rerate.exit_code == 0 and "re-rate" in rerate.output
     checked = runner.invoke(app, ["verify", "--progress", "--database-url", db_url])
     assert checked.exit_code == 0 and "verify" in checked.output and "1/1" in checked.output
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [("b1", "(SELECT max(id) + 7 FROM players)"), ("version_id", "99")],
+    ids=["player-key", "version"],
+)
+def test_verify_reports_a_ledger_row_naming_no_row(db_url: str, path: str, column: str, value: str) -> None:
+    """A match whose player key or version names no row (no foreign key checks it) fails verify."""
+    matches = [Match.single(f"p{i % 4}", f"p{(i + 1) % 4}", "a", match_id=f"m{i}") for i in range(10)]
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(matches)
+        seq = int(ledger.db.query("SELECT sequence FROM matches WHERE match_id = 'm5'")[0][0])
+        with ledger.db.begin_write() as conn:
+            conn.exec_driver_sql(f"UPDATE matches SET {column} = {value} WHERE sequence = {seq}")
+        report = ledger.verify()
+        assert f"sequence {seq}: a player key or the version id names no row" in report.mismatches

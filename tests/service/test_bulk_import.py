@@ -15,11 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sedma_elo.batch.history import read_lined, write_matches
+from sedma_elo.batch.history import iter_lined, read_lined, write_matches
 from sedma_elo.core.model import Match, PlayerStats
 from sedma_elo.core.rules import REFERENCE_RULES
 from sedma_elo.errors import HistoryError
 from sedma_elo.service import Ledger
+from sedma_elo.service.ledger import bulk, bulk_import
 from sedma_elo.service.ledger.rows import MATCH_FROM, STAT_COLUMNS
 from sedma_elo.service.payload import submission_from_match
 from sedma_elo.storage import open_database
@@ -249,3 +250,80 @@ def test_import_under_rules_that_read_games_played(two_urls: tuple[str, str], tm
     finally:
         for ledger in ledgers:
             ledger.db.dispose()
+
+
+def _import_streamed(ledger: Ledger, path: Path, chunk: int, *, skip_bad: bool = False) -> Any:
+    """``sedma-elo import``'s way: the file read ``chunk`` lines at a time, imported a chunk at a time."""
+    parts = (part for part, _ in iter_lined(path, skip_bad=skip_bad, chunk=chunk))
+    return ledger.import_history(parts, skip_bad=skip_bad, chunk=chunk)
+
+
+def test_a_mixed_file_is_rated_by_rate_chunk_as_posting_one_by_one(
+    two_urls: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1-vs-1 and team matches streamed through rate_chunk (kernel on): the rows of posting one by one."""
+    monkeypatch.setattr(bulk, "KERNEL_FROM", 0)
+    kernel_flags: list[bool] = []
+    real = bulk_import.rate_chunk
+
+    def spy(*args: Any) -> Any:
+        kernel_flags.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(bulk_import, "rate_chunk", spy)
+    matches = _history(100, seed=8, teams=True)
+    path = _file(tmp_path, "mixed.jsonl", matches)
+    imported, posted = _ledger(two_urls[0]), _ledger(two_urls[1])
+    try:
+        report = _import_streamed(imported, path, chunk=30)
+        assert (report.created, report.repeated, report.refused) == (100, 0, [])
+        assert kernel_flags == [True] * 4
+        _post_one_by_one(posted, matches)
+        assert _dump(imported) == _dump(posted)
+        assert imported.verify().ok
+    finally:
+        imported.db.dispose()
+        posted.db.dispose()
+
+
+def _with_line(path: Path, line: str) -> Path:
+    with path.open("a", encoding="utf-8") as out:
+        out.write(line + "\n")
+    return path
+
+
+@pytest.mark.parametrize("same_body", [True, False], ids=["same-body", "other-body"])
+def test_a_match_id_again_in_a_later_chunk_refuses_the_file(
+    two_urls: tuple[str, str], tmp_path: Path, same_body: bool
+) -> None:
+    """A match id of the first chunk again on line 32 (fourth chunk) refuses the file; nothing stored."""
+    path = _file(tmp_path, "h.csv", _history(30, seed=9))
+    fields = path.read_text().splitlines()[4].split(",")  # m3, line 5
+    if not same_body:
+        fields[4] = "b" if fields[4] == "a" else "a"  # the winner
+    _with_line(path, ",".join(fields))
+    ledger = _ledger(two_urls[0])
+    try:
+        empty = _dump(ledger)
+        with pytest.raises(HistoryError, match=r"^line 32: match_id: duplicate 'm3'"):
+            _import_streamed(ledger, path, chunk=10)
+        assert _dump(ledger) == empty
+    finally:
+        ledger.db.dispose()
+
+
+def test_skip_bad_leaves_out_a_match_id_again_in_a_later_chunk(
+    two_urls: tuple[str, str], tmp_path: Path
+) -> None:
+    """With skip_bad the later copy of an id is reported at its line and the rest of the file stored."""
+    matches = _history(30, seed=10)
+    path = _file(tmp_path, "h.csv", matches)
+    _with_line(path, path.read_text().splitlines()[2])  # m1, line 3
+    ledger = _ledger(two_urls[0])
+    try:
+        report = _import_streamed(ledger, path, chunk=10, skip_bad=True)
+        assert (report.created, report.repeated) == (30, 0)
+        assert report.refused == ["line 32: match_id: duplicate 'm1' (first on an earlier line of the file)"]
+        assert bulk_ids(ledger) == [m.match_id for m in matches]
+    finally:
+        ledger.db.dispose()

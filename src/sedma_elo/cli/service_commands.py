@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from .options import OutOption, ProgressOption, RulesOption, SkipBad, one_path
 from .progress import ProgressBar, show_progress
 
 if TYPE_CHECKING:
+    from ..batch.history import HistoryArrays, LinedMatches
     from ..service.ledger import Ledger
     from ..service.settings import ServiceSettings
 
@@ -302,19 +304,29 @@ def import_history(
     A match already in the ledger with the same body counts as repeated; one with a different body
     refuses the whole file (exit 2, the line named, nothing stored) unless --skip-bad leaves it out.
     """
-    from ..batch.history import read_lined
+    from ..batch.history import iter_lined
     from .progress import ProgressBar, show_progress
 
+    errors: list[SedmaEloError] = []
     with ProgressBar(show_progress(progress)) as bar:
         bar.phase(f"reading {path.name}")
+        stream = iter_lined(path, skip_bad=skip_bad)
         try:
-            source, errors = read_lined(path, skip_bad=skip_bad)
+            # The first chunk before the database: a file that is not a history creates nothing.
+            head = next(stream)
         except SedmaEloError as exc:
             raise fail(exc) from exc
-        for e in errors:
-            err_console.print(f"skipped {e}", highlight=False)
+
+        def chunks() -> Iterator[HistoryArrays | LinedMatches]:
+            """The file a chunk at a time (memory holds one), its skipped rows kept for the report."""
+            for part, skipped in itertools.chain([head], stream):
+                errors.extend(skipped)
+                yield part
+
         with user_errors(), _ledger(database_url, create=True) as ledger:
-            report = ledger.import_history(source, skip_bad=skip_bad, progress=bar)
+            report = ledger.import_history(chunks(), skip_bad=skip_bad, progress=bar)
+    for e in errors:
+        err_console.print(f"skipped {e}", highlight=False)
     for refusal in report.refused:
         err_console.print(f"skipped {refusal}", highlight=False)
     console.print(

@@ -92,10 +92,12 @@ matches = Table(
     Column("body_hash", LargeBinary(32), nullable=False),  # SHA-256 of the canonical body text
     Column("played_at", BigInteger, nullable=True),  # microseconds since 1970-01-01 UTC
     Column("winner", SmallInteger, nullable=False),  # 0 side a, 1 side b, 2 draw
-    *(Column(slot, Integer, ForeignKey("players.id"), nullable=slot.endswith("2")) for slot in MATCH_SLOTS),
+    # Player keys and the version without foreign keys (0008_importfast: no per-row trigger on a bulk
+    # COPY); parents are never deleted, writers write keys of their own transaction, verify checks.
+    *(Column(slot, Integer, nullable=slot.endswith("2")) for slot in MATCH_SLOTS),
     *(Column(f"{slot}_{name}", Integer, nullable=True) for slot in MATCH_SLOTS for name in STAT_NAMES),
     # The version the answer refers to: the one the match was applied in (the active one at a void).
-    Column("version_id", Integer, ForeignKey("rating_versions.id"), nullable=False),
+    Column("version_id", Integer, nullable=False),
     Column("voided", Boolean, nullable=False, default=False),
     Column("void_reason", String(500), nullable=True),
     Column("created_at", BigInteger, nullable=False),  # microseconds since 1970-01-01 UTC

@@ -39,16 +39,20 @@ from .arrays import _GZIP_MAGIC, COLUMNS, COUNT_COLUMNS, DRAW, WINNER_A, WINNER_
 from .checks import _as_text
 from .csvfile import _load_csv
 from .jsonl import _read_jsonl
+from .stream import STREAM_CHUNK, iter_lined
 from .write import write_matches
 
 __all__ = [
     "COLUMNS",
     "COUNT_COLUMNS",
     "DRAW",
+    "STREAM_CHUNK",
     "WINNER_A",
     "WINNER_B",
     "HistoryArrays",
     "LinedMatches",
+    "iter_lined",
+    "lined_of",
     "load_history",
     "read_history",
     "read_lined",
@@ -116,11 +120,16 @@ def read_lined(
     if not is_json:
         return _load_csv(raw, skip_bad)
     matches, lines, errors = _read_jsonl(_as_text(raw), skip_bad)
+    return lined_of(matches, lines), errors
+
+
+def lined_of(matches: list[Match], lines: list[int]) -> HistoryArrays | LinedMatches:
+    """Matches read from a JSON Lines file with their lines: as arrays unless one is a team match."""
     if any(len(m.team_a) != 1 for m in matches):
-        return LinedMatches(matches, lines), errors
+        return LinedMatches(matches, lines)
     arrays = HistoryArrays.from_matches(matches)
     object.__setattr__(arrays, "lines", np.array(lines, dtype=np.int64))
-    return arrays, errors
+    return arrays
 
 
 def read_matches(path: str | Path, *, skip_bad: bool = False) -> tuple[list[Match], list[HistoryError]]:

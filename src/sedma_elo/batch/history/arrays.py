@@ -71,6 +71,19 @@ class HistoryArrays:
     def __len__(self) -> int:
         return len(self.match_ids)
 
+    def part(self, rows: slice) -> HistoryArrays:
+        """The matches in ``rows`` (a slice of the file order), with the same players."""
+        return HistoryArrays(
+            player_ids=self.player_ids,
+            player_a=self.player_a[rows],
+            player_b=self.player_b[rows],
+            winner=self.winner[rows],
+            counts=np.ascontiguousarray(self.counts[rows]),
+            match_ids=self.match_ids[rows],
+            played_at=self.played_at[rows],
+            lines=self.lines[rows],
+        )
+
     @property
     def n_players(self) -> int:
         """Number of distinct players."""

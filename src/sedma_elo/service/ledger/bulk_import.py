@@ -1,21 +1,25 @@
-"""Bulk import: a whole history file applied in one transaction, rated by the batch kernel.
+"""Bulk import: a history file applied in one transaction, streamed a chunk at a time.
 
 Contract (``sedma-elo import``, :meth:`Ledger.import_history`): the stored rows are those that
 posting the file's matches one by one to ``POST /v1/matches`` would write, in file order (ledger
 rows in the format of :mod:`.rows`, players interned, rating changes, player ratings, one ``match``
 event a match in the change feed, as :mod:`.feed_events` formats it), except the times they were
-written at. Exactly once: a match already in the ledger with the same canonical body counts as
-repeated and changes nothing; one with a different body refuses the whole file (a
-:class:`~sedma_elo.errors.HistoryError` naming its line), unless ``skip_bad``, which leaves it out
-and reports it. Nothing is stored for a refused file.
+written at and the players' integer keys. Exactly once: a match already in the ledger with the same
+canonical body counts as repeated and changes nothing; one with a different body refuses the whole
+file (a :class:`~sedma_elo.errors.HistoryError` naming its line), unless ``skip_bad``, which leaves
+it out and reports it. A ``match_id`` twice in the file is refused the same way (the file readers
+find it within a chunk, the import across chunks). Nothing is stored for a refused file.
 
 How: the whole import holds the ledger exclusively (SQLite's write lock, ``LOCK TABLE matches IN
 EXCLUSIVE MODE`` on PostgreSQL, which readers pass), so the new matches take consecutive
-sequences. The ratings come from the one rating core: the numba batch kernel
-(:mod:`sedma_elo.batch.kernel`, the mirror of :mod:`sedma_elo.core.fold`) for one-against-one
-files, the fold itself for team matches, both started from the players' stored standing. The
-database only stores the numbers: ``COPY`` on PostgreSQL, ``executemany`` on SQLite, in chunks of
-:data:`CHUNK` rows inside the one transaction.
+sequences. The source comes in chunks (:func:`~sedma_elo.batch.history.iter_lined` streams a
+file; a source already in memory is cut into ``chunk`` rows); each chunk is sorted out against the
+ledger (which holds the earlier chunks already), its players interned, rated and written (matches,
+changes, feed) before the next is read. The ratings come from the ledger's one bulk rater,
+:func:`.bulk.rate_chunk` (the batch kernel on runs of one-against-one matches, the fold on team
+matches), on the state by player key (:class:`.bulk.KeyState`) started from the players' stored
+standing, so memory holds one chunk plus a few numbers a player, whatever the file's size. The
+database only stores the numbers: ``COPY`` on PostgreSQL, ``executemany`` on SQLite.
 """
 
 from __future__ import annotations
@@ -24,8 +28,7 @@ import contextlib
 import gc
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -33,25 +36,24 @@ import numpy.typing as npt
 import psycopg
 
 from ...batch.history import HistoryArrays, LinedMatches
-from ...core.fold import RatingState
 from ...core.rules import Rules
 from ...errors import HistoryError, NotFoundError, SedmaEloError
 from ...storage.schema import MATCH_SLOTS
 from .base import LedgerBase
-from .bulk import Int64Array, write_changes
+from .bulk import Int64Array, KeyState, rate_chunk, use_kernel, write_changes
 from .feed_events import append_events, match_event, player_json
 from .import_rows import ImportRows, import_rows, located
+from .rebuild import store_players
 from .rows import FACT_COLUMNS, PG_INTERN, intern_sqlite, micros, now_micros
 from .sql import SQLITE_INSERT_MATCHES
 from .types import ImportReport, VersionInfo, now_text
-from .write_pg import write_players_pg
-from .write_sqlite import write_players_sqlite
 
-__all__ = ["CHUNK", "Progress", "bulk_import"]
+__all__ = ["CHUNK", "Progress", "Source", "bulk_import"]
 
-#: Rows per executemany / COPY chunk (and per progress step).
+#: Rows per chunk when the source is already in memory (and per executemany / COPY).
 CHUNK = 50_000
-_WINNERS = ("a", "b", "draw")
+#: What :func:`bulk_import` takes: a history read whole, or its chunks in file order.
+Source = HistoryArrays | LinedMatches | Iterable[HistoryArrays | LinedMatches]
 _MATCH_COLUMNS = f"sequence, {', '.join(FACT_COLUMNS)}, version_id, voided, void_reason, created_at"
 # Binary COPY: the server converts no text (its types in the column order, for set_types).
 _PG_COPY_MATCHES = f"COPY matches ({_MATCH_COLUMNS}) FROM STDIN (FORMAT BINARY)"
@@ -78,34 +80,32 @@ class _NoProgress:
         pass
 
 
-@dataclass(eq=False)
-class _Rated:
-    """The new matches' ratings: before/after by slot (-1 empty) and every touched player's standing."""
-
-    before: Int64Array
-    after: Int64Array
-    ratings: dict[str, int]
-    played: dict[str, int]
-    last_seq: dict[str, int]
-    known: set[str]
-
-
 def bulk_import(
     ledger: LedgerBase,
-    source: HistoryArrays | LinedMatches,
+    source: Source,
     *,
     skip_bad: bool,
     progress: Progress | None = None,
+    chunk: int = CHUNK,
 ) -> ImportReport:
     """Import ``source`` into ``ledger`` as the module docstring says; return what it did.
 
+    ``chunk`` bounds the rows handled at once (a chunk of the source is cut to it).
+
     Raises:
-        HistoryError: a match is already in the ledger with a different body (without
-            ``skip_bad``), or the rating core refuses a match (field and line named); nothing stored.
+        HistoryError: a match is already in the ledger with a different body, or twice in the
+            file (without ``skip_bad``); the rating core refuses a match; a chunk of the source
+            cannot be read (field and line named). Nothing is stored.
     """
     bar = progress or _NoProgress()
-    with _no_gc():
-        return _import(ledger, source, skip_bad, bar)
+    with _no_gc(), _exclusive(ledger) as raw:
+        run = _Run(ledger, raw, skip_bad)
+        bar.phase("importing")
+        for part in _parts(source, chunk):
+            run.add(part)
+            bar.update(run.done)
+        run.finish()
+        return run.report
 
 
 @contextlib.contextmanager
@@ -121,29 +121,169 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _import(
-    ledger: LedgerBase, source: HistoryArrays | LinedMatches, skip_bad: bool, bar: Progress
-) -> ImportReport:
-    rows = import_rows(source)
-    bar.phase("checking", len(rows))
-    with _exclusive(ledger) as raw:
-        pg = not isinstance(raw, sqlite3.Connection)
+def _parts(source: Source, chunk: int) -> Iterator[HistoryArrays | LinedMatches]:
+    """``source`` in file order, cut into parts of at most ``chunk`` matches."""
+    if isinstance(source, HistoryArrays):
+        for start in range(0, max(len(source), 1), chunk):
+            yield source.part(slice(start, start + chunk))
+    elif isinstance(source, LinedMatches):
+        for start in range(0, max(len(source.matches), 1), chunk):
+            part = slice(start, start + chunk)
+            yield LinedMatches(source.matches[part], source.lines[part])
+    else:
+        for piece in source:
+            yield from _parts(piece, chunk)
+
+
+class _Run:
+    """One import's state between chunks: the rating state by player key and what is written."""
+
+    def __init__(self, ledger: LedgerBase, raw: Any, skip_bad: bool) -> None:
+        self.raw, self.skip_bad = raw, skip_bad
+        self.pg = not isinstance(raw, sqlite3.Connection)
+        self.ph = "%s" if self.pg else "?"
         active = raw.execute("SELECT id FROM rating_versions WHERE active").fetchone()
         if active is None:
             raise NotFoundError("there is no active ratings version")
-        version = ledger._version_raw(raw, int(active[0]))
-        report = ImportReport()
-        new = _sort_out(raw, pg, rows, skip_bad, report)
+        self.version: VersionInfo = ledger._version_raw(raw, int(active[0]))
+        self.rules: Rules = self.version.rules
+        self.report = ImportReport()
+        self.state = KeyState.fresh(0, self.rules)
+        self.placeholders: list[str] = []
+        # By key: the stored standing was read (``seen``), the player has a row in the version (``known``).
+        self.seen = np.zeros(0, dtype=bool)
+        self.known: set[int] = set()
+        self.key_of: dict[str, int] = {}
+        self.first: int | None = None  # the import's first sequence: rows from it on are this file's
+        self.done = 0
+        self.created_at = now_micros()
+        self.feed_time = now_text()
+
+    def add(self, source: HistoryArrays | LinedMatches) -> None:
+        """Sort out, rate and write one chunk of the file."""
+        rows = import_rows(source)
+        self.done += len(rows)
+        new = self._sort_out(rows)
         fresh = rows.take(new) if not new.all() else rows
-        report.created = len(fresh)
-        if not len(fresh):
-            return report
-        first = _take_sequences(raw, pg, len(fresh))
-        bar.phase("rating", len(fresh))
-        rated = _rate(raw, pg, version, fresh, first, bar)
-        bar.phase("storing", len(fresh))
-        _store(raw, pg, version, fresh, first, rated, bar)
-    return report
+        n = len(fresh)
+        self.report.created += n
+        if not n:
+            return
+        local = self._intern(fresh)
+        slot_keys = np.where(fresh.slots >= 0, local[fresh.slots], -1)
+        first = _take_sequences(self.raw, self.pg, n)
+        if self.first is None:
+            self.first = first
+        seqs = np.arange(first, first + n, dtype=np.int64)
+        changes = self._rate(fresh, seqs, slot_keys)
+        # rate_chunk gives each match's changes in slot order (a1, a2, b1, b2), matches in order.
+        present = slot_keys >= 0
+        assert np.array_equal(changes[:, 1], slot_keys[present]), "changes out of slot order"
+        before = np.full(slot_keys.shape, -1, dtype=np.int64)
+        after = before.copy()
+        before[present], after[present] = changes[:, 2], changes[:, 3]
+        vid = self.version.id
+        _write_matches(self.raw, self.pg, vid, fresh, seqs, slot_keys, self.created_at)
+        write_changes(self.raw, self.pg, vid, changes)
+        _write_feed(self.raw, vid, fresh, seqs, before, after, self.feed_time)
+
+    def finish(self) -> None:
+        """Store the player rows of everyone the import rated."""
+        store_players(self.raw, self.ph, self.version.id, self.state, self.known)
+
+    def _sort_out(self, rows: ImportRows) -> npt.NDArray[np.bool_]:
+        """Which rows are new; counts the repeats, refuses (or with ``skip_bad`` reports) conflicts
+        and ids an earlier chunk of the file had."""
+        new = np.ones(len(rows), dtype=bool)
+        raw, pg = self.raw, self.pg
+        if raw.execute("SELECT 1 FROM matches LIMIT 1").fetchone() is None:
+            return new
+        stored = _lookup(
+            raw,
+            pg,
+            "SELECT match_id, body_hash, sequence FROM matches"
+            " WHERE match_id IN (SELECT value FROM json_each(?))",
+            "SELECT match_id, body_hash, sequence FROM matches WHERE match_id = ANY(%b)",
+            rows.match_ids,
+        )
+        if not stored:
+            return new
+        where = {mid: i for i, mid in enumerate(rows.match_ids)}
+        for mid, body_hash, seq in sorted(stored, key=lambda r: where[r[0]]):
+            i = where[mid]
+            new[i] = False
+            if self.first is not None and seq >= self.first:
+                reason = f"duplicate {mid!r} (first on an earlier line of the file)"
+            elif bytes(body_hash) == rows.hashes[i]:
+                self.report.repeated += 1
+                continue
+            else:
+                reason = f"{mid!r} is already in the ledger with a different match"
+            error = HistoryError("match_id", reason, line=rows.lines[i])
+            if not self.skip_bad:
+                raise error
+            self.report.refused.append(str(error))
+        return new
+
+    def _intern(self, rows: ImportRows) -> Int64Array:
+        """Each of the chunk's player indexes as its key (-1: not in ``rows``), new players added;
+        grows the state to the keys and reads the stored standing of players seen first."""
+        used = np.unique(rows.slots[rows.slots >= 0]).tolist()
+        ids = rows.player_ids
+        unknown = [ids[i] for i in used if ids[i] not in self.key_of]
+        if unknown:
+            found = _intern(self.raw, self.pg, unknown)
+            self.key_of.update(found)
+            self.state.names.update((k, p) for p, k in found.items())
+            self._grow(max(found.values()) + 1)
+            self._read_standing(sorted(found.values()))
+        local = np.full(len(ids), -1, dtype=np.int64)
+        key_of = self.key_of
+        local[used] = [key_of[ids[i]] for i in used]
+        return local
+
+    def _grow(self, size: int) -> None:
+        state = self.state
+        have = len(state.ratings)
+        if size <= have:
+            return
+        more = max(size, 2 * have) - have
+        state.ratings = np.concatenate([state.ratings, np.full(more, self.rules.initial_rating, np.int64)])
+        state.games = np.concatenate([state.games, np.zeros(more, np.int64)])
+        state.last = np.concatenate([state.last, np.zeros(more, np.int64)])
+        self.seen = np.concatenate([self.seen, np.zeros(more, bool)])
+        self.placeholders += [""] * more
+
+    def _read_standing(self, keys: list[int]) -> None:
+        """Start ``keys`` not seen before from their stored rating and count in the version."""
+        fresh = [k for k in keys if not self.seen[k]]
+        self.seen[fresh] = True
+        names = self.state.names
+        for pid, (rating, games) in _standing(
+            self.raw, self.pg, self.version.id, [names[k] for k in fresh]
+        ).items():
+            k = self.key_of[pid]
+            self.state.ratings[k], self.state.games[k] = rating, games
+            self.known.add(k)
+
+    def _rate(self, rows: ImportRows, seqs: Int64Array, slot_keys: Int64Array) -> Int64Array:
+        """The chunk's rating changes ``(seq, key, before, after)`` by :func:`.bulk.rate_chunk`."""
+        arr = np.empty((len(rows), 6 + 16), dtype=np.int64)
+        arr[:, 0], arr[:, 1], arr[:, 2:6], arr[:, 6:] = seqs, rows.winner, slot_keys, rows.counts
+        state = self.state
+        kernel = use_kernel(len(rows))
+        start = (state.ratings.copy(), state.games.copy(), state.last.copy())
+        try:
+            return rate_chunk(self.raw, self.ph, arr, self.rules, state, self.placeholders, kernel)
+        except SedmaEloError:
+            # Find the refused match: from the chunk's start, one row at a time through the fold.
+            state.ratings, state.games, state.last = start
+            for i in range(len(arr)):
+                try:
+                    rate_chunk(self.raw, self.ph, arr[i : i + 1], self.rules, state, self.placeholders, False)
+                except SedmaEloError as exc:
+                    raise located(exc, rows.lines[i]) from None
+            raise
 
 
 @contextlib.contextmanager
@@ -171,53 +311,16 @@ def _exclusive(ledger: LedgerBase) -> Iterator[Any]:
         conn.close()
 
 
-def _chunks(n: int) -> Iterator[slice]:
-    for start in range(0, n, CHUNK):
-        yield slice(start, min(start + CHUNK, n))
-
-
 def _lookup(raw: Any, pg: bool, sql_sqlite: str, sql_pg: str, keys: Sequence[str], *params: Any) -> list[Any]:
     """Rows of a query over many keys, in chunks: a JSON array on SQLite (one parameter), an array on PG."""
     out: list[Any] = []
-    for part in _chunks(len(keys)):
-        chunk = list(keys[part])
+    for start in range(0, len(keys), CHUNK):
+        chunk = list(keys[start : start + CHUNK])
         if pg:
             out.extend(raw.execute(sql_pg, (*params, chunk)).fetchall())
         else:
             out.extend(raw.execute(sql_sqlite, (*params, json.dumps(chunk))).fetchall())
     return out
-
-
-def _sort_out(
-    raw: Any, pg: bool, rows: ImportRows, skip_bad: bool, report: ImportReport
-) -> npt.NDArray[np.bool_]:
-    """Which rows are new; counts the repeats, refuses (or with ``skip_bad`` reports) conflicts."""
-    new = np.ones(len(rows), dtype=bool)
-    if raw.execute("SELECT 1 FROM matches LIMIT 1").fetchone() is None:
-        return new
-    stored = _lookup(
-        raw,
-        pg,
-        "SELECT match_id, body_hash FROM matches WHERE match_id IN (SELECT value FROM json_each(?))",
-        "SELECT match_id, body_hash FROM matches WHERE match_id = ANY(%b)",
-        rows.match_ids,
-    )
-    if not stored:
-        return new
-    where = {mid: i for i, mid in enumerate(rows.match_ids)}
-    for mid, body_hash in sorted(stored, key=lambda r: where[r[0]]):
-        i = where[mid]
-        new[i] = False
-        if bytes(body_hash) == rows.hashes[i]:
-            report.repeated += 1
-            continue
-        error = HistoryError(
-            "match_id", f"{mid!r} is already in the ledger with a different match", line=rows.lines[i]
-        )
-        if not skip_bad:
-            raise error
-        report.refused.append(str(error))
-    return new
 
 
 def _take_sequences(raw: Any, pg: bool, n: int) -> int:
@@ -244,132 +347,12 @@ def _standing(raw: Any, pg: bool, version_id: int, players: Sequence[str]) -> di
     return {pid: (int(rating), int(count)) for pid, rating, count in found}
 
 
-def _rate(raw: Any, pg: bool, version: VersionInfo, rows: ImportRows, first: int, bar: Progress) -> _Rated:
-    """Rate the new rows from the players' stored standing: the kernel, or the fold for team matches."""
-    touched = np.unique(rows.slots[rows.slots >= 0])
-    ids = rows.player_ids
-    standing = _standing(raw, pg, version.id, [ids[i] for i in touched.tolist()])
-    n = len(rows)
-    seqs = np.arange(first, first + n, dtype=np.int64)
-    before = np.full((n, 4), -1, dtype=np.int64)
-    after = np.full((n, 4), -1, dtype=np.int64)
-    rules = version.rules
-    if rows.history is not None:
-        final, games = _run_kernel(rows, rules, standing, before, after, bar)
-    else:
-        final, games = _run_fold(rows, rules, standing, before, after, bar)
-    last = np.zeros(len(ids), dtype=np.int64)
-    for slot in range(4):
-        present = rows.slots[:, slot] >= 0
-        np.maximum.at(last, rows.slots[present, slot], seqs[present])
-    names = [ids[i] for i in touched.tolist()]
-    return _Rated(
-        before,
-        after,
-        dict(zip(names, final[touched].tolist(), strict=True)),
-        dict(zip(names, games[touched].tolist(), strict=True)),
-        dict(zip(names, last[touched].tolist(), strict=True)),
-        set(standing),
-    )
-
-
-def _start(
-    ids: Sequence[str], rules: Rules, standing: dict[str, tuple[int, int]]
-) -> tuple[Int64Array, Int64Array]:
-    ratings = np.full(len(ids), rules.initial_rating, dtype=np.int64)
-    games = np.zeros(len(ids), dtype=np.int64)
-    for i, pid in enumerate(ids):
-        found = standing.get(pid)
-        if found is not None:
-            ratings[i], games[i] = found
-    return ratings, games
-
-
-def _run_kernel(
-    rows: ImportRows,
-    rules: Rules,
-    standing: dict[str, tuple[int, int]],
-    before: Int64Array,
-    after: Int64Array,
-    bar: Progress,
-) -> tuple[Int64Array, Int64Array]:
-    from ...batch.kernel import run_kernel
-
-    assert rows.history is not None
-    ratings, games = _start(rows.player_ids, rules, standing)
-    try:
-        record = run_kernel(rows.history, rules, ratings, games, record=True, progress=bar.update)
-    except SedmaEloError as exc:
-        raise located(exc, None) from None
-    assert record is not None
-    before[:, 0], before[:, 2] = record.before[:, 0], record.before[:, 1]
-    after[:, 0], after[:, 2] = record.after[:, 0], record.after[:, 1]
-    return ratings, games
-
-
-def _run_fold(
-    rows: ImportRows,
-    rules: Rules,
-    standing: dict[str, tuple[int, int]],
-    before: Int64Array,
-    after: Int64Array,
-    bar: Progress,
-) -> tuple[Int64Array, Int64Array]:
-    assert rows.matches is not None
-    ids = rows.player_ids
-    state = RatingState({p: r for p, (r, _) in standing.items()}, {p: g for p, (_, g) in standing.items()})
-    for i, match in enumerate(rows.matches):
-        try:
-            result = state.rate(match, rules)
-        except SedmaEloError as exc:
-            raise located(exc, rows.lines[i]) from None
-        state.commit(result)
-        slot_of = {ids[p]: s for s, p in enumerate(rows.slots[i].tolist()) if p >= 0}
-        for change in result.changes:
-            slot = slot_of[change.player_id]
-            before[i, slot], after[i, slot] = change.rating_before, change.rating_after
-        if i % CHUNK == 0:
-            bar.update(i)
-    ratings, games = _start(ids, rules, {})
-    for j, pid in enumerate(ids):
-        ratings[j] = state.ratings.get(pid, rules.initial_rating)
-        games[j] = state.games.get(pid, 0)
-    return ratings, games
-
-
-def _store(
-    raw: Any, pg: bool, version: VersionInfo, rows: ImportRows, first: int, rated: _Rated, bar: Progress
-) -> None:
-    """Write the new rows: players interned, ledger rows, rating changes, player ratings, feed."""
-    vid = version.id
-    known = rated.known
-    keys = _intern(raw, pg, list(rated.last_seq))
-    key_of = np.full(len(rows.player_ids), -1, dtype=np.int64)
-    for i, pid in enumerate(rows.player_ids):
-        if pid in keys:
-            key_of[i] = keys[pid]
-    n = len(rows)
-    seqs = np.arange(first, first + n, dtype=np.int64)
-    slot_keys = np.where(rows.slots >= 0, key_of[rows.slots], -1)
-    created = now_micros()
-    for part in _chunks(n):
-        _write_matches(raw, pg, vid, rows, part, seqs, slot_keys, created)
-        bar.update(part.stop)
-    _write_changes(raw, pg, vid, seqs, slot_keys, rated)
-    if pg:
-        write_players_pg(raw, vid, rated.ratings, rated.played, rated.last_seq, known)
-    else:
-        write_players_sqlite(raw, vid, rated.ratings, rated.played, rated.last_seq, known)
-    _write_feed(raw, vid, rows, seqs, rated)
-
-
 def _intern(raw: Any, pg: bool, players: Sequence[str]) -> dict[str, int]:
     """The key of each player in ``players``, adding the new ones (in id order, as POST does)."""
     if not pg:
         return intern_sqlite(raw, players)
     ordered = sorted(players)
-    for part in _chunks(len(ordered)):
-        raw.execute(PG_INTERN, (ordered[part],))
+    raw.execute(PG_INTERN, (ordered,))
     found = _lookup(raw, True, "", "SELECT player_id, id FROM players WHERE player_id = ANY(%b)", ordered)
     return {pid: int(key) for pid, key in found}
 
@@ -379,27 +362,19 @@ def _write_matches(
     pg: bool,
     vid: int,
     rows: ImportRows,
-    part: slice,
     seqs: Int64Array,
-    slot_keys: Int64Array,
+    keys: Int64Array,
     created: int,
 ) -> None:
-    """One chunk of ledger rows (:data:`~.rows.FACT_COLUMNS` plus sequence, version, void, time)."""
+    """A chunk's ledger rows (:data:`~.rows.FACT_COLUMNS` plus sequence, version, void, time)."""
     times: dict[str | None, int | None] = {}
     played = []
-    for text in rows.played_at[part]:
+    for text in rows.played_at:
         if text not in times:
             times[text] = micros(text)
         played.append(times[text])
-    keys = slot_keys[part]
-    counts = rows.counts[part]
-    columns: list[list[Any]] = [
-        seqs[part].tolist(),
-        rows.match_ids[part],
-        rows.hashes[part],
-        played,
-        rows.winner[part].tolist(),
-    ]
+    counts = rows.counts
+    columns: list[list[Any]] = [seqs.tolist(), rows.match_ids, rows.hashes, played, rows.winner.tolist()]
     empty = keys < 0
     for s in range(len(MATCH_SLOTS)):
         columns.append([None if k < 0 else k for k in keys[:, s].tolist()])
@@ -409,7 +384,7 @@ def _write_matches(
             if empty[:, s].any():
                 values = [None if e else v for v, e in zip(values, empty[:, s].tolist(), strict=True)]
             columns.append(values)
-    size = part.stop - part.start
+    size = len(rows)
     if pg:
         columns += [[vid] * size, [False] * size, [None] * size, [created] * size]
         with raw.cursor().copy(_PG_COPY_MATCHES) as copy:
@@ -421,35 +396,18 @@ def _write_matches(
         raw.executemany(SQLITE_INSERT_MATCHES, zip(*columns, strict=True))
 
 
-def _write_changes(
-    raw: Any, pg: bool, vid: int, seqs: Int64Array, slot_keys: Int64Array, rated: _Rated
+def _write_feed(
+    raw: Any, vid: int, rows: ImportRows, seqs: Int64Array, before: Int64Array, after: Int64Array, when: str
 ) -> None:
-    """The rating changes, through the rebuilds' writer (:func:`.bulk.write_changes`), a chunk at a
-    time in the primary key's order (player key, sequence): SQLite appends."""
-    present = slot_keys >= 0
-    keys = slot_keys[present]
-    seq = np.broadcast_to(seqs[:, None], slot_keys.shape)[present]
-    changes = np.column_stack([seq, keys, rated.before[present], rated.after[present]])
-    changes = changes[np.lexsort((seq, keys))]
-    for part in _chunks(len(changes)):
-        write_changes(raw, pg, vid, changes[part])
-
-
-def _write_feed(raw: Any, vid: int, rows: ImportRows, seqs: Int64Array, rated: _Rated) -> None:
     """One ``match`` event a new row, as the batch writers record it (players in the changes' order)."""
-    created_at = now_text()
     ids = rows.player_ids
     order = (0, 1, 2, 3)  # a1, a2, b1, b2: the order of a result's changes (side a first)
     slots = rows.slots.tolist()
-    before, after = rated.before.tolist(), rated.after.tolist()
-    seq_list = seqs.tolist()
-    for part in _chunks(len(rows)):
-        events = []
-        for i in range(part.start, part.stop):
-            players = [
-                player_json(ids[slots[i][s]], before[i][s], after[i][s]) for s in order if slots[i][s] >= 0
-            ]
-            events.append(
-                match_event(vid, rows.match_ids[i], seq_list[i], rows.played_at[i], players, created_at)
-            )
-        append_events(raw, events)
+    before_l, after_l = before.tolist(), after.tolist()
+    events = []
+    for i, seq in enumerate(seqs.tolist()):
+        players = [
+            player_json(ids[slots[i][s]], before_l[i][s], after_l[i][s]) for s in order if slots[i][s] >= 0
+        ]
+        events.append(match_event(vid, rows.match_ids[i], seq, rows.played_at[i], players, when))
+    append_events(raw, events)

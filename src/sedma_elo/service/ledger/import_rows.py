@@ -20,7 +20,6 @@ import numpy.typing as npt
 
 from ...batch.history import HistoryArrays, LinedMatches
 from ...core._jsontext import json_string
-from ...core.model import Match
 from ...errors import HistoryError, SedmaEloError, ValidationError
 from ..payload import submission_from_match, time_text
 
@@ -43,8 +42,7 @@ class ImportRows:
     ``slots`` holds each match's players as indexes into ``player_ids`` in the slots ``a1, a2, b1,
     b2`` (-1 for the empty slot of a one-against-one match); ``counts`` their four counts a slot in
     the order of :data:`~.rows.STAT_COLUMNS`; ``played_at`` the canonical time text and ``hashes``
-    the SHA-256 of the canonical body. ``history`` is set when every match is one against one (the
-    kernel's input), ``matches`` otherwise (the fold's).
+    the SHA-256 of the canonical body.
     """
 
     player_ids: list[str]
@@ -55,8 +53,6 @@ class ImportRows:
     played_at: list[str | None]
     hashes: list[bytes]
     lines: list[int]
-    history: HistoryArrays | None
-    matches: list[Match] | None
 
     def __len__(self) -> int:
         return len(self.match_ids)
@@ -64,18 +60,6 @@ class ImportRows:
     def take(self, keep: npt.NDArray[np.bool_]) -> ImportRows:
         """The rows where ``keep`` is true (the same players)."""
         idx = np.flatnonzero(keep).tolist()
-        h = self.history
-        if h is not None:
-            h = HistoryArrays(
-                player_ids=h.player_ids,
-                player_a=h.player_a[keep],
-                player_b=h.player_b[keep],
-                winner=h.winner[keep],
-                counts=np.ascontiguousarray(h.counts[keep]),
-                match_ids=[h.match_ids[i] for i in idx],
-                played_at=[h.played_at[i] for i in idx],
-                lines=h.lines[keep],
-            )
         return ImportRows(
             self.player_ids,
             self.slots[keep],
@@ -85,8 +69,6 @@ class ImportRows:
             [self.played_at[i] for i in idx],
             [self.hashes[i] for i in idx],
             [self.lines[i] for i in idx],
-            h,
-            None if self.matches is None else [self.matches[i] for i in idx],
         )
 
 
@@ -162,8 +144,6 @@ def import_rows(source: HistoryArrays | LinedMatches) -> ImportRows:
             played,
             [hashlib.sha256(b.encode()).digest() for b in bodies],
             source.lines.tolist(),
-            source,
-            None,
         )
     return _rows_of_matches(source)
 
@@ -192,6 +172,4 @@ def _rows_of_matches(source: LinedMatches) -> ImportRows:
         ids.append(sub.match_id)
         played.append(sub.played_at)
         hashes.append(bytes.fromhex(sub.body_hash))
-    return ImportRows(
-        list(index), slots, counts, winner, ids, played, hashes, list(source.lines), None, source.matches
-    )
+    return ImportRows(list(index), slots, counts, winner, ids, played, hashes, list(source.lines))

@@ -23,7 +23,14 @@ from .types import VersionInfo
 from .write_pg import write_players_pg
 from .write_sqlite import write_players_sqlite
 
-__all__ = ["REBUILD_CACHE_KIB", "Rebuild", "changed_sequences", "rebuild_cache", "standings_table"]
+__all__ = [
+    "REBUILD_CACHE_KIB",
+    "Rebuild",
+    "changed_sequences",
+    "rebuild_cache",
+    "standings_table",
+    "store_players",
+]
 
 #: ``progress(done, total)``: matches rebuilt so far of those to rebuild.
 Progress = Callable[[int, int], None]
@@ -140,19 +147,24 @@ class Rebuild:
 
     def write_players(self) -> None:
         """Store the rating, count and last sequence of every player the rebuild rated."""
-        state = self.state
-        played = np.flatnonzero(state.last)
-        missing = set(played.tolist()) - state.names.keys()
-        if missing:
-            state.names.update(names_of(self.raw, self.ph, missing))
-        names = state.names
-        ids = [names[k] for k in played.tolist()]
-        ratings = dict(zip(ids, state.ratings[played].tolist(), strict=True))
-        games = dict(zip(ids, state.games[played].tolist(), strict=True))
-        last_seq = dict(zip(ids, state.last[played].tolist(), strict=True))
-        known = {names[k] for k in self.known if state.last[k]}
-        write = write_players_pg if self.pg else write_players_sqlite
-        write(self.raw, self.version.id, ratings, games, last_seq, known)
+        store_players(self.raw, self.ph, self.version.id, self.state, self.known)
+
+
+def store_players(raw: Any, ph: str, version_id: int, state: KeyState, known: set[int]) -> None:
+    """Store the rating, count and last sequence of every key with a last sequence in ``state``
+    (the ones in ``known``, which have a row in ``version_id``, updated; the others inserted)."""
+    played = np.flatnonzero(state.last)
+    missing = set(played.tolist()) - state.names.keys()
+    if missing:
+        state.names.update(names_of(raw, ph, missing))
+    names = state.names
+    ids = [names[k] for k in played.tolist()]
+    ratings = dict(zip(ids, state.ratings[played].tolist(), strict=True))
+    games = dict(zip(ids, state.games[played].tolist(), strict=True))
+    last_seq = dict(zip(ids, state.last[played].tolist(), strict=True))
+    stored = {names[k] for k in known if state.last[k]}
+    write = write_players_pg if ph == "%s" else write_players_sqlite
+    write(raw, version_id, ratings, games, last_seq, stored)
 
 
 def _standings(changes: Int64Array) -> Int64Array:

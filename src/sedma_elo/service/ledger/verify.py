@@ -20,8 +20,18 @@ from ...core.engine import RatingResult
 from ...core.fold import RatingState
 from ...core.model import Match
 from ...core.rules import Rules
+from ...storage.schema import MATCH_SLOTS
 from . import bulk
-from .bulk import Int64Array, KeyState, names_of, rate_chunk, read_changes, read_chunks, use_kernel
+from .bulk import (
+    Int64Array,
+    KeyState,
+    names_of,
+    query_int64,
+    rate_chunk,
+    read_changes,
+    read_chunks,
+    use_kernel,
+)
 from .types import VerifyReport
 from .versions import VersionsMixin
 
@@ -54,6 +64,19 @@ class _Check:
     state: KeyState
     changes: list[str] = field(default_factory=list)
     players: list[str] = field(default_factory=list)
+
+
+def _orphans(raw: Any) -> list[int]:
+    """Sequences of ledger rows whose version names no version, or voided rows (which the replay
+    skips) with a player key that names no player: the checks the foreign keys once made."""
+    missing = " OR ".join(
+        f"(m.{slot} IS NOT NULL AND m.{slot} NOT IN (SELECT id FROM players))" for slot in MATCH_SLOTS
+    )
+    rows = raw.execute(
+        "SELECT m.sequence FROM matches m WHERE m.version_id NOT IN (SELECT id FROM rating_versions)"
+        f" OR (m.voided AND ({missing})) ORDER BY m.sequence LIMIT {_MAX_MISMATCHES}"
+    ).fetchall()
+    return [int(r[0]) for r in rows]
 
 
 def _pair(row: Int64Array | None) -> tuple[int, int] | None:
@@ -96,8 +119,17 @@ class VerifyMixin(VersionsMixin):
         placeholders = [""] * size
         kernel = use_kernel(total)
         done = 0
+        # The ledger's keys have no foreign keys (0008_importfast): every one must name a player.
+        players = np.zeros(size, dtype=bool)
+        players[query_int64(raw, pg, "SELECT id FROM players", (4,))[:, 0]] = True
+        orphans = _orphans(raw)
         for low, high, rows in read_chunks(raw, pg, 0, _END):
             report.matches += len(rows)
+            keys = rows[:, 2:6]
+            lost = (keys >= size) | ((keys >= 0) & ~players[np.clip(keys, 0, size - 1)])
+            if lost.any():  # reported, and left out of the replay (its keys index the state)
+                orphans += rows[lost.any(axis=1), 0][: _MAX_MISMATCHES - len(orphans)].tolist()
+                rows = rows[~lost.any(axis=1)]
             for check in checks:
                 if low >= check.through:
                     continue
@@ -110,6 +142,9 @@ class VerifyMixin(VersionsMixin):
             done += len(rows)
             if progress is not None:
                 progress(done, total)
+        report.mismatches += [
+            f"sequence {seq}: a player key or the version id names no row" for seq in sorted(orphans)
+        ][:_MAX_MISMATCHES]
         for check in checks:
             report.players += self._check_players(raw, check)
             report.mismatches += check.changes + check.players

@@ -31,8 +31,7 @@ from .write_sqlite import apply_sqlite
 __all__ = ["WriterSession", "WritesMixin"]
 
 if TYPE_CHECKING:
-    from ...batch.history import HistoryArrays, LinedMatches
-    from .bulk_import import Progress
+    from .bulk_import import Progress, Source
 
 _log = logging.getLogger("sedma_elo.service.ledger")
 _RETRIES = 20
@@ -134,24 +133,27 @@ class WritesMixin(LedgerBase):
 
     def import_history(
         self,
-        source: HistoryArrays | LinedMatches,
+        source: Source,
         *,
         skip_bad: bool = False,
         progress: Progress | None = None,
+        chunk: int | None = None,
     ) -> ImportReport:
-        """Import a whole history file in one transaction, rated by the batch kernel (``sedma-elo import``).
+        """Import a history file in one transaction, a chunk at a time (``sedma-elo import``).
 
-        The same stored rows as posting its matches one by one; a match already stored with the
-        same body is a repeat, one with a different body refuses the file (``skip_bad``: leaves it
-        out, listed in ``refused``). See :mod:`.bulk_import`.
+        ``source`` is the file read whole or its chunks (:func:`~sedma_elo.batch.history.iter_lined`);
+        ``chunk`` the most rows handled at once (default :data:`.bulk_import.CHUNK`). The same
+        stored rows as posting its matches one by one; a match already stored with the same body
+        is a repeat, one with a different body (or twice in the file) refuses the file
+        (``skip_bad``: leaves it out, listed in ``refused``). See :mod:`.bulk_import`.
 
         Raises:
-            HistoryError: a conflicting match (without ``skip_bad``) or a match the rating core
-                refuses, its line named; nothing is stored.
+            HistoryError: a conflicting or doubled match (without ``skip_bad``), a match the rating
+                core refuses, or a bad row of a chunk read, its line named; nothing is stored.
         """
-        from .bulk_import import bulk_import
+        from .bulk_import import CHUNK, bulk_import
 
-        return bulk_import(self, source, skip_bad=skip_bad, progress=progress)
+        return bulk_import(self, source, skip_bad=skip_bad, progress=progress, chunk=chunk or CHUNK)
 
     def import_matches(self, items: Iterable[Match], batch: int = 1000) -> ImportReport:
         """Apply matches through the same path as ``POST /v1/matches``, ``batch`` per transaction.
