@@ -60,6 +60,12 @@ class WriterSession:
         if not submissions:
             return []
         try:
+            return self._apply(submissions, answers)
+        finally:  # after the commit, before anyone is answered (the read cache's freshness)
+            self.ledger.note_change()
+
+    def _apply(self, submissions: Sequence[Submission], answers: bool) -> list[ApplyOutcome]:
+        try:
             return self._apply_with_retry(submissions, answers)
         except Exception:
             if len(submissions) == 1:
@@ -143,7 +149,10 @@ class WritesMixin(LedgerBase):
         """
         from .bulk_import import bulk_import
 
-        return bulk_import(self, source, skip_bad=skip_bad, progress=progress)
+        try:
+            return bulk_import(self, source, skip_bad=skip_bad, progress=progress)
+        finally:
+            self.note_change()
 
     def import_matches(self, items: Iterable[Match], batch: int = 1000) -> ImportReport:
         """Apply matches through the same path as ``POST /v1/matches``, ``batch`` per transaction.
