@@ -7,8 +7,9 @@ On an existing PostgreSQL ledger (``--database-url``; build one with ``make_leag
 2. ``Ledger.player_career`` and the whole player page (``GET /players/ID`` through the app,
    HTML included) ``--runs`` times each, warm: median and best milliseconds.
 
-``--baseline-src OLD/src`` runs step 2 again with another checkout's code in a child process
-(before/after in the same run, on the same database).
+``--baseline-src OLD/src`` runs step 2 first with another checkout's code in a child process
+(before/after in the same run, on the same database; the child sees the schema stamped at
+revision 0006, whose statement does not use what 0007 changed).
 
 Usage::
 
@@ -24,6 +25,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -75,6 +78,20 @@ def timed(url: str, player: str, runs: int) -> None:
         )
 
 
+@contextmanager
+def stamped(url: str, revision: str) -> Iterator[None]:
+    """``alembic_version`` set to ``revision`` inside the block, put back after it."""
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        assert row is not None
+        conn.execute("UPDATE alembic_version SET version_num = %s", (revision,))
+        try:
+            yield
+        finally:
+            conn.execute("UPDATE alembic_version SET version_num = %s", (row[0],))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -96,7 +113,10 @@ def main() -> None:
         print(f"  -- baseline ({args.baseline_src})")
         env = {**os.environ, "PYTHONPATH": str(args.baseline_src)}
         cmd = [sys.executable, __file__, "--database-url", args.database_url, "--player", player]
-        subprocess.run([*cmd, "--runs", str(args.runs)], env=env, check=True)
+        # The older code refuses a schema newer than its head: stamp the revision before 0007 for its
+        # run (0007 only adds an INCLUDE column to an index the older statement does not use).
+        with stamped(args.database_url, "0006_queue"):
+            subprocess.run([*cmd, "--runs", str(args.runs)], env=env, check=True)
         print("  -- this checkout")
     timed(args.database_url, player, args.runs)
 

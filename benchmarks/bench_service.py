@@ -124,7 +124,7 @@ def port_free(port: int) -> None:
 def started(cmd: list[str], health: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """Run ``cmd`` in its own process group and wait until ``health`` answers."""
     proc = subprocess.Popen(cmd, env=env, start_new_session=True)
-    for _ in range(1200):  # two minutes: a loaded machine starts several processes slowly
+    for _ in range(3000):  # five minutes: a loaded machine (load 20) started two processes in 115 s
         try:
             with urllib.request.urlopen(health, timeout=1):
                 return proc

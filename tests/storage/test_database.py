@@ -44,7 +44,7 @@ def test_migrations_create_the_schema_once(tmp_path: Path) -> None:
         )
         assert "ix_player_ratings_rank" in {i["name"] for i in inspector.get_indexes("player_ratings")}
         with db.read.connect() as conn:
-            assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0006_queue"
+            assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == "0007_reads"
     finally:
         db.dispose()
 
