@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import secrets
 import shutil
@@ -43,6 +42,8 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _wrk import run as wrk
+from _wrk import write_lua
 from bench_service import PG_ADMIN, SEDMA_ELO, report, serve
 from bench_storage import _pg_sizes
 from make_league import generate
@@ -52,30 +53,7 @@ from sedma_elo.service.auth import create_key
 from sedma_elo.storage import open_database
 
 #: Unique 1-vs-1 matches among the first 10,000 players of the league (``p0``...``p9999``).
-WRITE_LUA = r"""
-local counter = 0
-local threads = {}
-local prefix = os.getenv("BENCH_PREFIX") or "w"
-function setup(thread)
-  thread:set("tid", #threads + 1)
-  table.insert(threads, thread)
-end
-function init(args)
-  math.randomseed(tid * 7919 + os.time())
-end
-function request()
-  counter = counter + 1
-  local a = math.random(0, 9999)
-  local b = math.random(0, 9998)
-  if b >= a then b = b + 1 end
-  local body = string.format(
-    '{"match_id":"%s-%d-%d","player_a":"p%d","player_b":"p%d","winner":"%s",' ..
-    '"stats":{"a":{"won_by_16":%d},"b":{"bad_moves":%d}}}',
-    prefix, tid, counter, a, b, (math.random() < 0.5) and "a" or "b", math.random(0, 2), math.random(0, 3))
-  return wrk.format("POST", "/v1/matches", {["Content-Type"] = "application/json",
-    ["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")}, body)
-end
-"""
+WRITE_LUA = write_lua("p%d", first=0, prefix="w")
 
 #: A random rated player of the league (ids from BENCH_IDS, a file of one id a line).
 PLAYER_LUA = r"""
@@ -139,52 +117,6 @@ def write_league(path: Path, matches: int, players: int, seed: int) -> float:
             out.write(line)
             out.write("\n")
     return time.perf_counter() - started
-
-
-def wrk(
-    base: str,
-    path: str,
-    lua: str | None,
-    duration: int,
-    connections: int,
-    env: dict[str, str],
-    timeout: int = 5,
-) -> dict[str, str]:
-    """One wrk run (as ``bench_service.wrk``, with as many threads as connections allow)."""
-    script = None
-    cmd = [
-        "wrk",
-        f"-t{min(2, connections)}",
-        f"-c{connections}",
-        f"-d{duration}s",
-        "--latency",
-        "--timeout",
-        f"{timeout}s",
-    ]
-    if lua:
-        with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
-            f.write(lua)
-        script = f.name
-        cmd += ["-s", script]
-    done = subprocess.run([*cmd, base + path], capture_output=True, text=True, env={**os.environ, **env})
-    if script:
-        os.unlink(script)
-    out = done.stdout
-
-    def find(pattern: str, default: str = "?") -> str:
-        found = re.search(pattern, out)
-        return found.group(1) if found else default
-
-    if done.returncode != 0:
-        print(f"  wrk failed: {done.stderr.strip()}")
-    return {
-        "requests": find(r"(\d+) requests in"),
-        "rps": find(r"Requests/sec:\s+([\d.]+)"),
-        "p50": find(r"50%\s+([\d.]+\w+)"),
-        "p99": find(r"99%\s+([\d.]+\w+)"),
-        "non2xx": find(r"Non-2xx or 3xx responses: (\d+)", "0"),
-        "socket_errors": find(r"Socket errors: (.*)", "none"),
-    }
 
 
 def rated_ids(url: str, path: Path, count: int = 10_000) -> None:

@@ -19,6 +19,7 @@ Usage::
     .venv/bin/python benchmarks/bench_service.py [--db sqlite|postgresql|both] [--duration 10] \
         [--workers 1,2]
     .venv/bin/python benchmarks/bench_service.py --metrics-cost 3   # the metrics middleware's cost
+    .venv/bin/python benchmarks/bench_service.py --reads-only --workers 1,2   # reads, cache off then on
 
 Needs ``wrk`` on the PATH: ``sudo apt-get install -y wrk`` (Debian, Ubuntu), ``brew install wrk``
 (macOS), or build it from https://github.com/wg/wrk.
@@ -29,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from _wrk import run as run_wrk
+from _wrk import write_lua
 
 from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger
@@ -55,32 +57,8 @@ from sedma_elo.storage import open_database
 SEDMA_ELO = str(Path(sys.executable).with_name("sedma-elo"))
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/test"
 
-POST_LUA = r"""
-local counter = 0
-local threads = {}
--- `tid` is a global that setup() sets in each thread's own Lua state (a local here would hide it
--- and make both threads send the same ids and bodies).
-local prefix = os.getenv("BENCH_PREFIX") or "b"
-function setup(thread)
-  thread:set("tid", #threads + 1)
-  table.insert(threads, thread)
-end
-function init(args)
-  math.randomseed(tid * 7919 + os.time())
-end
-function request()
-  counter = counter + 1
-  local a = math.random(1, 10000)
-  local b = math.random(1, 9999)
-  if b >= a then b = b + 1 end
-  local body = string.format(
-    '{"match_id":"%s-%d-%d","player_a":"p%06d","player_b":"p%06d","winner":"%s",' ..
-    '"stats":{"a":{"won_by_16":%d},"b":{"bad_moves":%d}}}',
-    prefix, tid, counter, a, b, (math.random() < 0.5) and "a" or "b", math.random(0, 2), math.random(0, 3))
-  return wrk.format("POST", "/v1/matches", {["Content-Type"] = "application/json",
-    ["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")}, body)
-end
-"""
+#: Unique matches among the first 10,000 players (p000001...p010000).
+POST_LUA = write_lua("p%06d", first=1)
 
 # Repeats of the seeded matches (the same body again: 200 with the first answer). seed() stores
 # seed-i for odd i as p<i> against p<i+1>, won by a.
@@ -120,29 +98,8 @@ def seed(url: str, players: int) -> str:
 def wrk(
     base: str, path: str, lua: str | None, duration: int, connections: int, env: dict[str, str]
 ) -> dict[str, str]:
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
-        f.write(lua or "")
-    cmd = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "5s"]
-    if lua:
-        cmd += ["-s", f.name]
-    out = subprocess.run(
-        [*cmd, base + path], capture_output=True, text=True, env={**os.environ, **env}
-    ).stdout
-    os.unlink(f.name)
-    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    p50 = re.search(r"50%\s+([\d.]+\w+)", out)
-    p99 = re.search(r"99%\s+([\d.]+\w+)", out)
-    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    errors = re.search(r"Socket errors: (.*)", out)
-    total = re.search(r"(\d+) requests in", out)
-    return {
-        "requests": total.group(1) if total else "?",
-        "rps": rps.group(1) if rps else "?",
-        "p50": p50.group(1) if p50 else "?",
-        "p99": p99.group(1) if p99 else "?",
-        "non2xx": bad.group(1) if bad else "0",
-        "socket_errors": errors.group(1) if errors else "none",
-    }
+    """One wrk run (see :func:`_wrk.run`)."""
+    return run_wrk(base, path, lua, duration, connections, env)
 
 
 def report(name: str, r: dict[str, str]) -> None:
@@ -167,7 +124,7 @@ def port_free(port: int) -> None:
 def started(cmd: list[str], health: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """Run ``cmd`` in its own process group and wait until ``health`` answers."""
     proc = subprocess.Popen(cmd, env=env, start_new_session=True)
-    for _ in range(1200):  # two minutes: a loaded machine starts several processes slowly
+    for _ in range(3000):  # five minutes: a loaded machine (load 20) started two processes in 115 s
         try:
             with urllib.request.urlopen(health, timeout=1):
                 return proc
@@ -278,6 +235,9 @@ def bench(kind: str, args: argparse.Namespace) -> None:
     with fresh_database(kind) as url:
         key = seed(url, args.players)
         counts = [int(n) for n in str(args.workers).split(",")] if args.workers else [1]
+        if args.reads_only:
+            reads_only(url, args)
+            return
         if args.metrics_cost:
             metrics_cost(url, key, counts[0], args)
             return
@@ -308,15 +268,38 @@ def served(url: str, key: str, workers: int, args: argparse.Namespace) -> float:
         r = wrk(base, "/v1/matches", REPEAT_LUA, args.duration, args.connections, env)
         report("repeats", r)
         print(f"  repeats/s against new writes/s: {rate(r) / rate(w):.3f}x")
-        report(
-            "leaderboard", wrk(base, "/v1/leaderboard?limit=50", None, args.duration, args.connections, {})
-        )
-        report(
-            "player reads", wrk(base, "/v1/players/p000001", PLAYER_LUA, args.duration, args.connections, {})
-        )
+        read_phase(base, args)
     finally:
         stop(proc)
     return rate(w)
+
+
+def read_phase(base: str, args: argparse.Namespace) -> None:
+    """Leaderboard pages (limit 50) and single players (random among the first 10,000).
+
+    With ``--reads-only`` the players are read a second time (``player again``): with the read
+    cache on, the first run fills it (10,000 answers), the second shows a warm process.
+    """
+    d, c = args.duration, args.connections
+    report("leaderboard", wrk(base, "/v1/leaderboard?limit=50", None, d, c, {}))
+    report("player reads", wrk(base, "/v1/players/p000001", PLAYER_LUA, d, c, {}))
+    if args.reads_only:
+        report("player again", wrk(base, "/v1/players/p000001", PLAYER_LUA, d, c, {}))
+
+
+def reads_only(url: str, args: argparse.Namespace) -> None:
+    """``--reads-only``: the read phase for each process count and read-cache setting, in turn."""
+    counts = [int(n) for n in str(args.workers).split(",")]
+    caches = ["off", "on"] if args.read_cache == "both" else [args.read_cache]
+    for workers in counts:
+        for cache in caches:
+            print(f"  -- {workers} process{'es' if workers > 1 else ''}, read cache {cache}")
+            extra = {"SEDMA_ELO_READ_CACHE_SIZE": "0"} if cache == "off" else {}
+            proc = serve(url, args.port, workers, **extra)
+            try:
+                read_phase(f"http://127.0.0.1:{args.port}", args)
+            finally:
+                stop(proc)
 
 
 def metrics_cost(url: str, key: str, workers: int, args: argparse.Namespace) -> None:
@@ -350,6 +333,15 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, default=18_777)
     parser.add_argument("--ceiling-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--reads-only", action="store_true", help="seed, then only the leaderboard and player reads"
+    )
+    parser.add_argument(
+        "--read-cache",
+        choices=["on", "off", "both"],
+        default="both",
+        help="with --reads-only: the read cache on, off (SEDMA_ELO_READ_CACHE_SIZE=0) or both in turn",
+    )
     parser.add_argument(
         "--metrics-cost",
         type=int,

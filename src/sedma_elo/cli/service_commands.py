@@ -163,6 +163,10 @@ def serve(
         stop_processes(analysts)
 
 
+#: Seconds uvicorn's supervisor waits for a worker's answer before it kills it as hung.
+WORKER_HEALTHCHECK_SECONDS = 60
+
+
 def _run_uvicorn(settings: ServiceSettings, workers: int, log_config: dict[str, Any]) -> None:
     """Serve until interrupted: the app in this process (one worker) or ``workers`` processes."""
     import uvicorn
@@ -189,6 +193,11 @@ def _run_uvicorn(settings: ServiceSettings, workers: int, log_config: dict[str, 
             host=host,
             port=port,
             workers=workers,
+            # uvicorn kills a worker that does not answer its supervisor's ping within this many
+            # seconds (default 5) and starts another: on a loaded machine (load average 15-20, the
+            # game workers importing beside them) workers still starting were killed over and over,
+            # and `serve --workers 2` never answered (a restart loop logged at INFO, below our level).
+            timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
             access_log=False,
             log_level="warning",
             log_config=log_config,

@@ -22,6 +22,7 @@ from . import runtime
 from .api.asgi import BodyLimit, DirectRoute
 from .api.deps import Services
 from .api.errors import StorageFaults, install_error_handlers
+from .api.read_cache import ReadCache
 from .api.routes import ROUTERS, matches
 from .api.routes.matches import post_match, write_match
 from .api.schemas import RULES_BODY_BYTES
@@ -42,15 +43,22 @@ class _ServiceApp(FastAPI):
     """FastAPI with ``POST /v1/matches`` served by a :class:`DirectRoute` before everything else.
 
     The router's ``post_match`` still declares the endpoint, so the OpenAPI schema documents it.
-    FastAPI's telemetry hooks, if configured, do not see the direct route.
+    FastAPI's telemetry hooks, if configured, do not see the direct route. The hot reads go through
+    the :class:`ReadCache` (``read_cache_size`` > 0), which answers what it kept and passes the rest on.
     """
 
     direct: DirectRoute | None = None
+    #: The hot reads' answers, once the lifespan started the ledger (None: off or not started).
+    cached: ReadCache | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         direct = self.direct
         if direct is not None and direct.matches(scope):
             await direct.serve(scope, receive, send)
+            return
+        cached = self.cached
+        if cached is not None and cached.handles(scope):
+            await cached.serve(scope, receive, send, super().__call__)
             return
         await super().__call__(scope, receive, send)
 
@@ -126,10 +134,20 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         games: GameReads = GameStore(services.db)  # the match page's game and the backlog metric
         app.state.games = games
         deliverer = _start_deliverer(services)
+        if settings.read_cache_size and isinstance(app, _ServiceApp):
+            app.cached = ReadCache(
+                services.ledger,
+                size=settings.read_cache_size,
+                seconds=settings.read_cache_seconds,
+                metrics=settings.metrics,
+                access_log=settings.access_log,
+            )
         runtime.after_startup()
         try:
             yield
         finally:
+            if isinstance(app, _ServiceApp):
+                app.cached = None
             if deliverer is not None:
                 deliverer.stop()
             services.writer.stop()

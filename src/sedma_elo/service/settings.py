@@ -141,6 +141,18 @@ class ServiceSettings(BaseSettings):
     game_lease: float = Field(
         default=60.0, gt=0, le=3600, description="seconds a worker holds a game without renewing its claim"
     )
+    read_cache_size: int = Field(
+        default=50_000,
+        ge=0,
+        le=10_000_000,
+        description="leaderboard and player answers kept until the ledger changes (0: no cache)",
+    )
+    read_cache_seconds: float = Field(
+        default=0.25,
+        ge=0,
+        le=60,
+        description="longest a change committed by another process goes unseen by the read cache",
+    )
     access_log: bool = Field(default=False, description="log one line per request")
     log_format: Literal["text", "json"] = Field(default="text", description="text lines or JSON objects")
     metrics: bool = Field(default=True, description="count and time requests for GET /metrics")

@@ -151,7 +151,15 @@ rating_changes = Table(
     Column("rating_after", Integer, nullable=False),
     # Covering for one match's ratings before (answers, explanations): SQLite's planner, without
     # statistics, scanned the whole version through the primary key when rating_before was not here.
-    Index("ix_rating_changes_sequence", "version_id", "sequence", "rating_before"),
+    # player_key is included on PostgreSQL (migration 0007): a career reads every slot's rating
+    # before each match in one index-only probe. (SQLite's index holds the primary key anyway.)
+    Index(
+        "ix_rating_changes_sequence",
+        "version_id",
+        "sequence",
+        "rating_before",
+        postgresql_include=["player_key"],
+    ),
     sqlite_with_rowid=False,
 )
 

@@ -58,23 +58,29 @@ def services_of(request: Request) -> Services:
     return services
 
 
-def _ledger(request: Request) -> Ledger:
+# The dependencies only read app.state, so they are coroutines: FastAPI runs a plain function
+# dependency on a worker thread, and those hand-offs were most of a player read's CPU.
+async def _services(request: Request) -> Services:
+    return services_of(request)
+
+
+async def _ledger(request: Request) -> Ledger:
     return services_of(request).ledger
 
 
-def _db(request: Request) -> Database:
+async def _db(request: Request) -> Database:
     return services_of(request).db
 
 
-def _writer(request: Request) -> GroupWriter:
+async def _writer(request: Request) -> GroupWriter:
     return services_of(request).writer
 
 
-def _guard(request: Request) -> KeyGuard:
+async def _guard(request: Request) -> KeyGuard:
     return services_of(request).guard
 
 
-ServicesDep = Annotated[Services, Depends(services_of)]
+ServicesDep = Annotated[Services, Depends(_services)]
 LedgerDep = Annotated[Ledger, Depends(_ledger)]
 DatabaseDep = Annotated[Database, Depends(_db)]
 WriterDep = Annotated[GroupWriter, Depends(_writer)]

@@ -21,6 +21,8 @@ from .types import VersionInfo, now_text
 
 __all__ = ["LedgerBase"]
 
+_HEAD_SQL = "SELECT (SELECT max(sequence) FROM change_events), (SELECT id FROM rating_versions WHERE active)"
+
 
 class LedgerBase:
     """The rating service's logic over one database (SQLite or PostgreSQL): versions and state."""
@@ -41,6 +43,30 @@ class LedgerBase:
         self._ph = "%s" if self._pg else "?"
         #: Awaitable hot reads for the HTTP routes (close it with ``await ledger.reader.close()``).
         self.reader = AsyncReader(db, async_connections)
+        #: Bumped after every commit of this process that may change what reads answer (matches,
+        #: void, re-rate, activate, import), before the change is answered: the read cache
+        #: (``service/api/read_cache.py``) reads the feed's head again when it moved.
+        self.commits = 0
+
+    def note_change(self) -> None:
+        """Note a commit of this process (see :attr:`commits`); call it after the commit.
+
+        Any new value will do, so a bump lost to a race between two writer threads is harmless.
+        """
+        self.commits += 1
+
+    async def read_head_async(self) -> tuple[int, int | None]:
+        """The change feed's last sequence (0 when empty) and the active version's id (or ``None``).
+
+        Together they name what the hot reads answer: every applied match, void and switch writes
+        a feed row in its own transaction. One probe of each primary key; it also refreshes the
+        active id :meth:`active_id` trusts, so answers computed after it read that version.
+        """
+        rows = await self.reader.query(_HEAD_SQL)
+        head, vid = rows[0]
+        if vid is not None:
+            self._active = (int(vid), time.monotonic() + self.ACTIVE_TTL)
+        return int(head or 0), None if vid is None else int(vid)
 
     def active_id(self) -> int:
         """The active version's id for readers (cached for :attr:`ACTIVE_TTL` seconds).

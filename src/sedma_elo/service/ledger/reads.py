@@ -112,6 +112,25 @@ _CAREER_SQL = (
     + " WHERE me.player_id = {ph} ORDER BY rc.sequence"
 )
 
+# PostgreSQL: the slots' ratings before come from one index-only probe a match of the sequence
+# index (it includes player_key, migration 0007) instead of a primary-key probe a slot, and the
+# slots stay keys, named afterwards by one lookup of the distinct keys (_NAMES_SQL). A 10,174-match
+# career in a 1,000,000-match ledger: 71,000 buffers instead of 196,000 (docs/service.md).
+_CAREER_SQL_PG = (
+    "SELECT rc.sequence, m.match_id, m.played_at, rc.rating_before, rc.rating_after, m.winner,"
+    " m.a1, m.a2, m.b1, m.b2, o.a1, o.a2, o.b1, o.b2"
+    " FROM players me JOIN rating_changes rc ON rc.version_id = %s AND rc.player_key = me.id"
+    " JOIN matches m ON m.sequence = rc.sequence"
+    " CROSS JOIN LATERAL (SELECT "
+    + ", ".join(
+        f"max(c.rating_before) FILTER (WHERE c.player_key = m.{slot}) AS {slot}"
+        for slot in ("a1", "a2", "b1", "b2")
+    )
+    + " FROM rating_changes c WHERE c.version_id = rc.version_id AND c.sequence = m.sequence) o"
+    " WHERE me.player_id = %s ORDER BY rc.sequence"
+)
+_NAMES_SQL = "SELECT id, player_id FROM players WHERE id = ANY(%s)"
+
 
 class ReadsMixin(LedgerBase):
     """The ledger's read side."""
@@ -182,15 +201,19 @@ class ReadsMixin(LedgerBase):
         """
         with self.db.read.connect() as conn:
             vid = self._active_id(conn)
-            # The driver's cursor, row by row: no list of 10,000 result rows alive at once.
+            # SQLite: the driver's cursor, row by row (no list of 10,000 result rows alive at once);
+            # PostgreSQL: the rows, then the names of their player keys (see _CAREER_SQL_PG).
             raw = conn.connection.driver_connection
             assert raw is not None
-            cursor = raw.cursor()
-            try:
-                cursor.execute(_CAREER_SQL.format(ph=self._ph), (vid, player_id))
-                items = [_career_item(r) for r in cursor]
-            finally:
-                cursor.close()
+            if self._pg:
+                items = _pg_career(raw, vid, player_id)
+            else:
+                cursor = raw.cursor()
+                try:
+                    cursor.execute(_CAREER_SQL.format(ph=self._ph), (vid, player_id))
+                    items = [_career_item(r) for r in cursor]
+                finally:
+                    cursor.close()
         if not items:
             raise NotFoundError(f"player {player_id!r} has no rated match")
         return items
@@ -409,6 +432,17 @@ def _career_item(r: Any) -> CareerItem:
     """A row of ``_CAREER_SQL`` as a :class:`CareerItem`."""
     when = None if r[2] is None else _EPOCH + timedelta(microseconds=r[2])
     return CareerItem(r[0], r[1], when, r[3], r[4], _WINNER_OF[r[5]], *r[6:14])
+
+
+def _pg_career(raw: Any, version_id: int, player_id: str) -> list[CareerItem]:
+    """The career through ``_CAREER_SQL_PG``: rows with player keys, then the keys' ids at once."""
+    rows = raw.execute(_CAREER_SQL_PG, (version_id, player_id)).fetchall()
+    keys = sorted({k for r in rows for k in r[6:10] if k is not None})
+    names: dict[int | None, str | None] = dict(raw.execute(_NAMES_SQL, (keys,)).fetchall()) if keys else {}
+    names[None] = None
+    return [
+        _career_item((*r[:6], names[r[6]], names[r[7]], names[r[8]], names[r[9]], *r[10:14])) for r in rows
+    ]
 
 
 def _history_item(row: Any) -> dict[str, Any]:

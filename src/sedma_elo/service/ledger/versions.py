@@ -92,6 +92,7 @@ class VersionsMixin(ReadsMixin):
                 drop_derivable(raw, self._ph, self._version_raw, row.sequence - 1, after)
                 voided = feed_events.Voided(active, match_id, row.sequence, from_micros(row.played_at), why)
                 feed_events.record_void(conn, voided, feed_before)
+        self.note_change()
         return self.get_match(match_id)
 
     def rerate(
@@ -122,6 +123,7 @@ class VersionsMixin(ReadsMixin):
                 self._switch(conn, version.id)
                 feed_events.record_switch(conn, version, previous)
         self._active = None
+        self.note_change()
         return next(v for v in self.versions() if v.id == version.id)
 
     def activate(self, version_id: int, *, progress: Progress | None = None) -> VersionInfo:
@@ -141,6 +143,7 @@ class VersionsMixin(ReadsMixin):
             self._switch(conn, version_id)
             feed_events.record_switch(conn, version, previous)
         self._active = None
+        self.note_change()
         return next(v for v in self.versions() if v.id == version_id)
 
     @staticmethod

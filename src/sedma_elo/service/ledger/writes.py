@@ -63,6 +63,14 @@ class WriterSession:
         if not submissions:
             return []
         try:
+            return self._apply(submissions, answers, held)
+        finally:  # after the commit, before anyone is answered (the read cache's freshness)
+            self.ledger.note_change()
+
+    def _apply(
+        self, submissions: Sequence[Submission], answers: bool, held: HeldRefusal | None
+    ) -> list[ApplyOutcome]:
+        try:
             return self._apply_with_retry(submissions, answers, held)
         except Exception:
             if len(submissions) == 1:
@@ -153,7 +161,10 @@ class WritesMixin(LedgerBase):
         """
         from .bulk_import import CHUNK, bulk_import
 
-        return bulk_import(self, source, skip_bad=skip_bad, progress=progress, chunk=chunk or CHUNK)
+        try:
+            return bulk_import(self, source, skip_bad=skip_bad, progress=progress, chunk=chunk or CHUNK)
+        finally:
+            self.note_change()
 
     def import_matches(self, items: Iterable[Match], batch: int = 1000) -> ImportReport:
         """Apply matches through the same path as ``POST /v1/matches``, ``batch`` per transaction.

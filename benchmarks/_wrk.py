@@ -1,0 +1,93 @@
+"""wrk, shared by the service benchmarks: one run parsed into figures, and the match-write Lua script.
+
+``bench_service.py`` and ``bench_league10m.py`` post the same unique 1-vs-1 matches; only their
+players' ids differ (``p000001``... against ``p0``...), so :func:`write_lua` takes the id format.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+
+__all__ = ["run", "write_lua"]
+
+_WRITE_LUA = r"""
+local counter = 0
+local threads = {}
+-- `tid` is a global that setup() sets in each thread's own Lua state (a local here would hide it
+-- and make both threads send the same ids and bodies).
+local prefix = os.getenv("BENCH_PREFIX") or "%(prefix)s"
+function setup(thread)
+  thread:set("tid", #threads + 1)
+  table.insert(threads, thread)
+end
+function init(args)
+  math.randomseed(tid * 7919 + os.time())
+end
+function request()
+  counter = counter + 1
+  local a = math.random(%(first)d, %(last)d)
+  local b = math.random(%(first)d, %(last)d - 1)
+  if b >= a then b = b + 1 end
+  local body = string.format(
+    '{"match_id":"%%s-%%d-%%d","player_a":"%(id)s","player_b":"%(id)s","winner":"%%s",' ..
+    '"stats":{"a":{"won_by_16":%%d},"b":{"bad_moves":%%d}}}',
+    prefix, tid, counter, a, b, (math.random() < 0.5) and "a" or "b", math.random(0, 2), math.random(0, 3))
+  return wrk.format("POST", "/v1/matches", {["Content-Type"] = "application/json",
+    ["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")}, body)
+end
+"""
+
+
+def write_lua(id_format: str, first: int, count: int = 10_000, prefix: str = "b") -> str:
+    """A wrk script POSTing unique matches between two of players ``first``..``first + count - 1``.
+
+    ``id_format`` is the Lua ``string.format`` pattern of a player's id from its number (``p%06d``);
+    match ids are ``<BENCH_PREFIX or prefix>-<thread>-<counter>``; the key comes from ``BENCH_KEY``.
+    """
+    return _WRITE_LUA % {"prefix": prefix, "first": first, "last": first + count - 1, "id": id_format}
+
+
+def run(
+    base: str,
+    path: str,
+    lua: str | None,
+    duration: int,
+    connections: int,
+    env: dict[str, str],
+    timeout: int = 5,
+) -> dict[str, str]:
+    """One wrk run against ``base + path`` (2 threads, or 1 for one connection); its figures as text.
+
+    Keys: ``requests``, ``rps``, ``p50``, ``p99`` (``?`` when wrk printed none), ``non2xx`` and
+    ``socket_errors``. ``env`` is added to the environment the Lua script sees.
+    """
+    script = None
+    cmd = ["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{duration}s", "--latency"]
+    cmd += ["--timeout", f"{timeout}s"]
+    if lua:
+        with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+            f.write(lua)
+        script = f.name
+        cmd += ["-s", script]
+    done = subprocess.run([*cmd, base + path], capture_output=True, text=True, env={**os.environ, **env})
+    if script:
+        os.unlink(script)
+    out = done.stdout
+
+    def find(pattern: str, default: str = "?") -> str:
+        found = re.search(pattern, out)
+        return found.group(1) if found else default
+
+    if done.returncode != 0:
+        print(f"  wrk failed: {done.stderr.strip()}")
+    return {
+        "requests": find(r"(\d+) requests in"),
+        "rps": find(r"Requests/sec:\s+([\d.]+)"),
+        "p50": find(r"50%\s+([\d.]+\w+)"),
+        "p99": find(r"99%\s+([\d.]+\w+)"),
+        "non2xx": find(r"Non-2xx or 3xx responses: (\d+)", "0"),
+        "socket_errors": find(r"Socket errors: (.*)", "none"),
+    }

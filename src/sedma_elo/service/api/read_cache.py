@@ -1,0 +1,198 @@
+"""The hot reads' answers (``GET /v1/leaderboard``, ``GET /v1/players/{id}``), kept until the ledger changes.
+
+:class:`ReadCache` sits in front of FastAPI's stack like the direct write route: a request whose
+exact path and query string it has answered before, with the ledger unchanged since, gets the same
+bytes back without FastAPI's middleware, router, validation, SQL or JSON (with an ``ETag``, and a
+304 to ``If-None-Match``). Anything else goes through the normal stack, and a 200 answer is kept.
+
+Freshness. Every applied match, void and switch of the active version writes a ``change_events``
+row in its own transaction (:mod:`sedma_elo.service.ledger.feed_events`), so the feed's head
+sequence names the ledger's state: answers are kept under the head they were computed at, and
+all of them are dropped when the head moves. The head is read again (one index probe, with the
+active version's id) when
+
+* this process has committed a change since the last read (:attr:`LedgerBase.commits
+  <sedma_elo.service.ledger.base.LedgerBase.commits>`, bumped after the commit and before the
+  writer answers): a client never reads, from the process that took its write, an answer older
+  than that write;
+* ``seconds`` have passed: a change committed by another process (``serve --workers``, a CLI
+  ``import`` or ``void``) is seen within ``seconds`` (0: the head is read on every request, and
+  no process serves anything older than the last commit).
+
+An answer is kept only if the head did not move (and this process committed nothing) while it was
+computed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..ledger.base import LedgerBase
+from ..observability.middleware import Observe
+from ..observability.request_id import HEADER as REQUEST_ID
+
+__all__ = ["ReadCache"]
+
+_LEADERBOARD = "/v1/leaderboard"
+_PLAYER = "/v1/players/"
+_NOT_MODIFIED = 304
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """A kept 200 answer: its headers (``ETag`` included, no request id), body and entity tag."""
+
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+    etag: bytes
+
+
+def _template(path: str) -> str | None:
+    """The route template of a cached read's path, or ``None`` for any other path."""
+    if path == _LEADERBOARD:
+        return _LEADERBOARD
+    if path.startswith(_PLAYER) and "/" not in path[len(_PLAYER) :] and len(path) > len(_PLAYER):
+        return "/v1/players/{player_id}"
+    return None
+
+
+def _if_none_match(scope: Scope) -> bytes | None:
+    for name, value in scope["headers"]:
+        if name == b"if-none-match":
+            return bytes(value)
+    return None
+
+
+def _matches(tags: bytes | None, etag: bytes) -> bool:
+    """Whether an ``If-None-Match`` value names ``etag`` (or is ``*``)."""
+    if tags is None:
+        return False
+    return any(t.strip().removeprefix(b"W/") in (etag, b"*") for t in tags.split(b","))
+
+
+class ReadCache:
+    """Serve the hot reads of ``ledger`` from kept answers (see the module docstring for freshness).
+
+    At most ``size`` answers are kept (the oldest dropped first); ``seconds`` bounds how long a
+    change made by another process may go unseen. Hits are observed (request id, metrics, access
+    log) as the FastAPI stack observes the rest.
+    """
+
+    def __init__(
+        self,
+        ledger: LedgerBase,
+        *,
+        size: int,
+        seconds: float,
+        metrics: bool = True,
+        access_log: bool = False,
+    ) -> None:
+        self.ledger = ledger
+        self.size = size
+        self.seconds = seconds
+        self._answers: dict[tuple[str, bytes], _Answer] = {}
+        self._head: tuple[int, int | None] | None = None  # (feed head, active version) of _answers
+        self._seen_commits = -1  # ledger.commits when the head was last read
+        self._expires = 0.0
+        self._tickets = 0  # head reads started; the answer of an older one never replaces a newer
+        self._applied = 0
+        self._observed = {
+            t: Observe(self._send_kept, metrics=metrics, access_log=access_log, route=t)
+            for t in (_LEADERBOARD, "/v1/players/{player_id}")
+        }
+
+    def handles(self, scope: Scope) -> bool:
+        """Whether ``scope`` is a request this cache answers or keeps (a GET of a cached read)."""
+        return scope["type"] == "http" and scope["method"] == "GET" and _template(scope["path"]) is not None
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
+        """Answer from a kept answer, or through ``app`` (keeping a 200 answer)."""
+        head = await self._current_head()
+        key = (scope["path"], scope["query_string"])
+        kept = self._answers.get(key)
+        if kept is not None:
+            scope["sedma_elo.kept"] = kept
+            await self._observed[_template(scope["path"]) or _LEADERBOARD](scope, receive, send)
+            return
+        changes = self.ledger.commits
+        await app(scope, receive, self._keeping(scope, send, key, head, changes))
+
+    async def _send_kept(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kept: _Answer = scope["sedma_elo.kept"]
+        if _matches(_if_none_match(scope), kept.etag):
+            headers = [(b"etag", kept.etag)]
+            await send({"type": "http.response.start", "status": _NOT_MODIFIED, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": kept.headers})
+        await send({"type": "http.response.body", "body": kept.body})
+
+    def _keeping(
+        self, scope: Scope, send: Send, key: tuple[str, bytes], head: tuple[int, int | None], changes: int
+    ) -> Callable[[Message], Awaitable[None]]:
+        """``send`` that also keeps a whole 200 answer computed at ``head`` (adding its ETag)."""
+        start: Message | None = None
+
+        async def send_keeping(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start" and message["status"] == 200:
+                start = message  # held until the body is known: its ETag goes in the headers
+                return
+            if start is None or message["type"] != "http.response.body":
+                await send(message)
+                return
+            held, start = start, None
+            if message.get("more_body", False):  # a streamed answer: passed on, not kept
+                await send(held)
+                await send(message)
+                return
+            body = bytes(message.get("body", b""))
+            etag = b'"' + hashlib.blake2b(body, digest_size=12).hexdigest().encode("ascii") + b'"'
+            headers = [*held.get("headers", ()), (b"etag", etag)]
+            kept = _Answer([h for h in headers if h[0] != REQUEST_ID], body, etag)
+            if head == self._head and changes == self.ledger.commits:
+                if len(self._answers) >= self.size:
+                    del self._answers[next(iter(self._answers))]  # the oldest kept answer
+                self._answers[key] = kept
+            if _matches(_if_none_match(scope), etag):
+                await send(
+                    {
+                        **held,
+                        "status": _NOT_MODIFIED,
+                        "headers": [(n, v) for n, v in headers if n != b"content-length"],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b""})
+                return
+            await send({**held, "headers": headers})
+            await send(message)
+
+        return send_keeping
+
+    async def _current_head(self) -> tuple[int, int | None]:
+        """The head the kept answers belong to, read again when it may have moved (see module doc)."""
+        head = self._head
+        if (
+            head is not None
+            and self._seen_commits == self.ledger.commits
+            and time.monotonic() < self._expires
+        ):
+            return head
+        self._tickets += 1
+        ticket = self._tickets
+        changes = self.ledger.commits  # read before the head: a commit during the read is caught next time
+        started = time.monotonic()
+        fresh = await self.ledger.read_head_async()
+        if ticket > self._applied:
+            self._applied = ticket
+            if fresh != self._head:
+                self._answers.clear()
+                self._head = fresh
+            self._seen_commits = changes
+            self._expires = started + self.seconds
+        return fresh
