@@ -93,7 +93,7 @@ def _row_dtype(widths: tuple[int, ...]) -> np.dtype[Any]:
     return np.dtype(fields)
 
 
-def parse_copy_binary(data: bytes, widths: tuple[int, ...]) -> Int64Array:
+def parse_copy_binary(data: bytes | bytearray, widths: tuple[int, ...]) -> Int64Array:
     """The rows of a binary COPY of non-null fixed-width integer columns as an int64 ``(n, k)`` array."""
     body = memoryview(data)[len(_PGCOPY_HEADER) : len(data) - 2]  # the header, then the -1 trailer
     rows = np.frombuffer(body, dtype=_row_dtype(widths))
@@ -121,7 +121,7 @@ def query_int64(raw: Any, pg: bool, sql: str, widths: tuple[int, ...]) -> Int64A
         with raw.cursor() as cur, cur.copy(f"COPY ({sql}) TO STDOUT (FORMAT binary)") as copy:
             for block in copy:
                 buf += block
-        return parse_copy_binary(bytes(buf), widths)
+        return parse_copy_binary(buf, widths)  # no bytes() copy of the whole result
     # Straight from the cursor into the array: no list of row tuples (verify's memory).
     flat = np.fromiter(chain.from_iterable(raw.execute(sql)), dtype=np.int64)
     return flat.reshape(-1, len(widths))
