@@ -9,9 +9,12 @@ stored changes of the same sequence range.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from sqlalchemy import Connection
@@ -40,6 +43,11 @@ __all__ = ["VerifyMixin", "replay"]
 #: Most differences a report lists.
 _MAX_MISMATCHES = 100
 _END = 2**62
+_T = TypeVar("_T")
+#: Player ids of team matches' players kept between chunks (a cache: about 100 bytes each).
+_NAMES_KEPT = 50_000
+#: Bytes of version states (ratings and games by player key) one pass over the ledger holds.
+_STATE_BUDGET = 24 << 20
 
 
 def replay(
@@ -83,6 +91,82 @@ def _pair(row: Int64Array | None) -> tuple[int, int] | None:
     return None if row is None else (int(row[0]), int(row[1]))
 
 
+def _chunks(
+    raw: Any, pg: bool, versions: list[tuple[int, int]]
+) -> Iterator[tuple[Int64Array, list[Int64Array | None]]]:
+    """Each chunk of the ledger's rows and, for each of ``versions`` (``(id, last sequence)``),
+    its stored changes in the chunk's range (``None``: the version ends before the chunk)."""
+    for low, high, rows in read_chunks(raw, pg, 0, _END):
+        stored = [
+            read_changes(raw, pg, vid, low, min(high, through)) if low < through else None
+            for vid, through in versions
+        ]
+        yield rows, stored
+
+
+def _ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
+    """``items``, each produced by a thread while the caller works on the one before (PostgreSQL:
+    the server's reading of the next chunk overlaps the kernel's rating of this one). The thread
+    stops when the caller closes this generator; what the thread raises is raised here."""
+    if not threaded:
+        yield from items
+        return
+    handoff: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(item: tuple[bool, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+            put((False, None))
+        except BaseException as exc:  # handed to the caller, who raises it
+            put((False, exc))
+
+    thread = threading.Thread(target=produce, name="verify-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            more, item = handoff.get()
+            if not more:
+                if item is not None:
+                    raise item
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _batches(raw: Any, pg: bool, sql: str, size: int) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of ``sql`` in lists of at most ``size``, streamed (a server-side cursor on
+    PostgreSQL, SQLite's own stepping), so that memory holds one list."""
+    if pg:
+        with raw.cursor(name="verify_rows") as cur:
+            cur.itersize = size
+            cur.execute(sql)
+            while rows := cur.fetchmany(size):
+                yield rows
+        return
+    cur = raw.execute(sql)
+    while rows := cur.fetchmany(size):
+        yield rows
+
+
+def _offset(progress: Callable[[int, int], None], before: int, total: int) -> Callable[[int, int], None]:
+    """``progress`` of one pass, ``before`` matches of ``total`` done by the passes before it."""
+    return lambda done, _: progress(before + done, total)
+
+
 class VerifyMixin(VersionsMixin):
     """Checking the stored ratings against a replay."""
 
@@ -94,6 +178,10 @@ class VerifyMixin(VersionsMixin):
         a snapshot and must hold exactly the non-voided matches up to the last one it applied. The
         report lists the differences (at most 100): each version's changes in sequence order, then
         its players by id. ``progress(done, total)`` is called after every chunk of matches.
+
+        Memory is flat in the ledger's size: one chunk of rows, and each version's state (16 bytes
+        a player); when the versions' states exceed :data:`_STATE_BUDGET`, the ledger is read once
+        for each group of versions that fits (``total`` then counts every pass).
         """
         report = VerifyReport()
         with self.db.read.connect() as c:
@@ -107,47 +195,98 @@ class VerifyMixin(VersionsMixin):
         self, conn: Connection, report: VerifyReport, progress: Callable[[int, int], None] | None
     ) -> None:
         raw: Any = conn.connection.driver_connection
-        ph, pg = self._ph, self._pg
         size = int(raw.execute("SELECT coalesce(max(id), 0) + 1 FROM players").fetchone()[0])
         total = int(raw.execute("SELECT count(*) FROM matches WHERE NOT voided").fetchone()[0])
-        checks = []
+        versions = []
         for vid, active in raw.execute("SELECT id, active FROM rating_versions ORDER BY id").fetchall():
-            rules = self._version_raw(raw, int(vid)).rules
             through = _END if active else self._through(conn, int(vid))
-            checks.append(_Check(int(vid), rules, through, KeyState.fresh(size, rules)))
-        report.versions = len(checks)
+            versions.append((int(vid), self._version_raw(raw, int(vid)).rules, through))
+        report.versions = len(versions)
+        # As many versions a pass over the ledger as their states (16 bytes a player each) fit in
+        # the budget, at least one: memory stays flat in players x versions, for a re-read.
+        per_pass = max(1, _STATE_BUDGET // (16 * size))
+        passes = [versions[i : i + per_pass] for i in range(0, len(versions), per_pass)]
+        # A pass's progress counts on from the passes before it.
+        for n, part in enumerate(passes):
+            step = None if progress is None else _offset(progress, n * total, len(passes) * total)
+            self._verify_pass(raw, part, size, total, report, step, first=n == 0)
+
+    def _verify_pass(
+        self,
+        raw: Any,
+        versions: list[tuple[int, Rules, int]],
+        size: int,
+        total: int,
+        report: VerifyReport,
+        progress: Callable[[int, int], None] | None,
+        first: bool,
+    ) -> None:
+        """Replay the ledger once for ``versions`` (``(id, rules, last sequence)``) and compare."""
+        ph, pg = self._ph, self._pg
+        # Shared by the versions: the sequence each key last played in, which verify never reads
+        # (a key played in a version's replay iff its games count is above 0), and the names of
+        # the team matches' players, dropped between chunks once many (they are per player).
+        last, names = np.zeros(size, dtype=np.int64), dict[int, str]()
+        checks = []
+        for vid, rules, through in versions:
+            ratings = np.full(size, rules.initial_rating, dtype=np.int64)
+            state = KeyState(ratings, np.zeros(size, dtype=np.int64), last, names)
+            checks.append(_Check(vid, rules, through, state))
         placeholders = [""] * size
         kernel = use_kernel(total)
         done = 0
         # The ledger's keys have no foreign keys (0008_importfast): every one must name a player.
         players = np.zeros(size, dtype=bool)
         players[query_int64(raw, pg, "SELECT id FROM players", (4,))[:, 0]] = True
-        orphans = _orphans(raw)
-        for low, high, rows in read_chunks(raw, pg, 0, _END):
-            report.matches += len(rows)
-            keys = rows[:, 2:6]
-            lost = (keys >= size) | ((keys >= 0) & ~players[np.clip(keys, 0, size - 1)])
-            if lost.any():  # reported, and left out of the replay (its keys index the state)
-                orphans += rows[lost.any(axis=1), 0][: _MAX_MISMATCHES - len(orphans)].tolist()
-                rows = rows[~lost.any(axis=1)]
-            for check in checks:
-                if low >= check.through:
-                    continue
-                mine = rows[rows[:, 0] <= check.through]
-                want = rate_chunk(raw, ph, mine, check.rules, check.state, placeholders, kernel)
-                want = want[np.lexsort((want[:, 1], want[:, 0]))]
-                have = read_changes(raw, pg, check.vid, low, min(high, check.through))
-                if want.shape != have.shape or not np.array_equal(want, have):
-                    self._list_changes(raw, check, want, have)
-            done += len(rows)
-            if progress is not None:
-                progress(done, total)
+        orphans = _orphans(raw) if first else []
+        bounds = [(check.vid, check.through) for check in checks]
+        with self._chunk_reader(raw) as reader, closing(_ahead(_chunks(reader, pg, bounds), pg)) as chunks:
+            for rows, stored in chunks:
+                if first:
+                    report.matches += len(rows)
+                keys = rows[:, 2:6]
+                lost = ((keys >= size) | ((keys >= 0) & ~players[np.clip(keys, 0, size - 1)])).any(axis=1)
+                if lost.any():  # reported, and left out of the replay (its keys index the state)
+                    if first:
+                        orphans += rows[lost, 0][: _MAX_MISMATCHES - len(orphans)].tolist()
+                    rows = rows[~lost]
+                for check, have in zip(checks, stored, strict=True):
+                    if have is None:
+                        continue
+                    mine = rows[rows[:, 0] <= check.through]
+                    want = rate_chunk(raw, ph, mine, check.rules, check.state, placeholders, kernel)
+                    want = want[np.lexsort((want[:, 1], want[:, 0]))]
+                    if want.shape != have.shape or not np.array_equal(want, have):
+                        self._list_changes(raw, check, want, have)
+                if len(names) > _NAMES_KEPT:
+                    names.clear()
+                done += len(rows)
+                if progress is not None:
+                    progress(done, total)
         report.mismatches += [
             f"sequence {seq}: a player key or the version id names no row" for seq in sorted(orphans)
         ][:_MAX_MISMATCHES]
         for check in checks:
             report.players += self._check_players(raw, check)
             report.mismatches += check.changes + check.players
+
+    @contextmanager
+    def _chunk_reader(self, raw: Any) -> Iterator[Any]:
+        """The connection the ledger's chunks are read on: on PostgreSQL a second one in the same
+        snapshot (``pg_export_snapshot``), read from a thread while this one rates; on SQLite ``raw``.
+        """
+        if not self._pg:
+            yield raw
+            return
+        snapshot = str(raw.execute("SELECT pg_export_snapshot()").fetchone()[0])
+        assert snapshot.replace("-", "").isalnum()  # e.g. 00000003-0000001B-1: safe to quote
+        with self.db.read.connect() as c:
+            reader = c.execution_options(isolation_level="REPEATABLE READ")
+            with reader.begin():
+                second: Any = reader.connection.driver_connection
+                # A utility statement takes no parameters.
+                second.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+                yield second
 
     def _list_changes(self, raw: Any, check: _Check, want: Int64Array, have: Int64Array) -> None:
         """Add the differences of one chunk's changes, in (sequence, player id) order."""
@@ -166,34 +305,34 @@ class VerifyMixin(VersionsMixin):
             )
 
     def _check_players(self, raw: Any, check: _Check) -> int:
-        """Compare the version's stored player rows with the replay, in keyset chunks by player id;
-        return how many rows it has."""
+        """Compare the version's stored player rows with the replay, streamed in batches of
+        :data:`~.bulk.CHUNK` rows; return how many rows it has."""
         state, vid = check.state, check.vid
         seen = np.zeros(len(state.ratings), dtype=bool)
         bad: list[tuple[str, tuple[int, int] | None, tuple[int, int] | None]] = []
-        count, after = 0, ""
-        ph, chunk = self._ph, bulk.CHUNK
-        while True:
-            rows = raw.execute(
-                "SELECT pr.player_id, p.id, pr.rating, pr.matches_played FROM player_ratings pr"
-                f" LEFT JOIN players p ON p.player_id = pr.player_id WHERE pr.version_id = {ph}"
-                f" AND pr.player_id > {ph} ORDER BY pr.player_id LIMIT {chunk}",
-                (vid, after),
-            ).fetchall()
+        count = 0
+        # One statement in no order (a hash join, read once), not keyset pages by player id: with
+        # no statistics, PostgreSQL sorted every remaining row for each page. Only the first
+        # differences by player id are kept, as the pages' order gave.
+        sql = (
+            "SELECT pr.player_id, p.id, pr.rating, pr.matches_played FROM player_ratings pr"
+            f" LEFT JOIN players p ON p.player_id = pr.player_id WHERE pr.version_id = {int(vid)}"
+        )
+        for rows in _batches(raw, self._pg, sql, bulk.CHUNK):
             for pid, key, rating, played in rows:
                 stored = (int(rating), int(played))
-                played_here = key is not None and key < len(seen) and state.last[key] > 0
+                played_here = key is not None and key < len(seen) and state.games[key] > 0
                 want = (int(state.ratings[key]), int(state.games[key])) if played_here else None
                 if played_here:
                     seen[key] = True
-                if stored != want and len(bad) < _MAX_MISMATCHES:  # rows come in player id order
+                if stored != want:
                     bad.append((pid, stored, want))
+                    if len(bad) >= 2 * _MAX_MISMATCHES:
+                        bad.sort(key=lambda b: b[0])
+                        del bad[_MAX_MISMATCHES:]
             count += len(rows)
-            if len(rows) < chunk:
-                break
-            after = rows[-1][0]
-        unstored = np.flatnonzero((state.last > 0) & ~seen)
-        names = names_of(raw, ph, unstored[:_MAX_MISMATCHES].tolist())
+        unstored = np.flatnonzero((state.games > 0) & ~seen)
+        names = names_of(raw, self._ph, unstored[:_MAX_MISMATCHES].tolist())
         for key in unstored[:_MAX_MISMATCHES].tolist():
             bad.append((names[key], None, (int(state.ratings[key]), int(state.games[key]))))
         for pid, stored_row, want in sorted(bad, key=lambda b: b[0])[:_MAX_MISMATCHES]:
