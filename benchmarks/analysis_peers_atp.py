@@ -44,7 +44,7 @@ from sedma_elo.analysis import (
 )
 from sedma_elo.analysis.fairness import drift_components
 from sedma_elo.analysis.kickscore_peer import KICKSCORE_GRID, kickscore_periodic
-from sedma_elo.analysis.metrics import Split
+from sedma_elo.analysis.metrics import Split, score_forecasts
 from sedma_elo.analysis.peers import tuned
 from sedma_elo.analysis.table import MatchTable
 from sedma_elo.analysis.whole_history import WHR_GRID, later_slice, whr_periodic
@@ -63,15 +63,33 @@ def _options(args: list[str]) -> tuple[dict[str, float], list[str]]:
     rest = []
     it = iter(args)
     for arg in it:
-        if arg in ("--from", "--refit", "--iterations", "--warm", "--tail", "--warm-up", "--full-every"):
+        if arg in (
+            "--valid",
+            "--from",
+            "--refit",
+            "--iterations",
+            "--warm",
+            "--tail",
+            "--warm-up",
+            "--full-every",
+            "--index",
+        ):
             opts[arg[2:]] = int(next(it))
         elif arg == "--var":
             opts["var"] = float(next(it))
+
         elif arg == "--recent":
             opts["recent"] = 1
         else:
             rest.append(arg)
     return opts, rest
+
+
+def _window(table: MatchTable, start: int, end: int) -> MatchTable:
+    """Matches ``[start, end)`` of ``table`` (same player index)."""
+    return MatchTable(
+        table.a[start:end], table.b[start:end], table.y[start:end], table.day[start:end], table.players
+    )
 
 
 def _tail_run(inner: Forecaster, n_scored: int, warm_up: int) -> Forecaster:
@@ -85,7 +103,7 @@ def _tail_run(inner: Forecaster, n_scored: int, warm_up: int) -> Forecaster:
         start = len(table) - n_scored - warm_up
         if start < split.test_start:
             raise SystemExit("--tail and --warm-up must lie inside the test window")
-        tail = MatchTable(table.a[start:], table.b[start:], table.y[start:], table.day[start:], table.players)
+        tail = _window(table, start, len(table))
         fc = inner(tail, Split(len(tail), warm_up, warm_up))
         p = np.concatenate([np.full(start, 0.5), fc.p])
         scored = len(table) - n_scored
@@ -93,6 +111,10 @@ def _tail_run(inner: Forecaster, n_scored: int, warm_up: int) -> Forecaster:
         return Forecast(name, p, None, None, None, None, {**fc.params, "scored_from": scored})
 
     return run
+
+
+#: Groups of one standard peer each: their index in ``peer_forecasters(strong=False)``.
+_ONE_PEER = {"glicko2": 2, "trueskill": 3, "openskill": 4}
 
 
 def _group(name: str, opts: dict[str, float], rules_files: list[str]) -> list[Forecaster]:
@@ -103,29 +125,19 @@ def _group(name: str, opts: dict[str, float], rules_files: list[str]) -> list[Fo
         return peer_forecasters(strong=False)
     if name == "elo":
         return peer_forecasters(strong=False)[:2]
+    if name in _ONE_PEER:
+        # One standard peer per process, so the slow ones (TrueSkill) run beside the others.
+        return [peer_forecasters(strong=False)[_ONE_PEER[name]]]
+    if name in ("whr", "kickscore") and "tail" in opts:
+        # The last matches only, with one setting (--var) chosen beforehand (docs/analysis.md).
+        inner = _fixed_peer(name, opts, float(opts["var"]) if "var" in opts else None)
+        return [_tail_run(inner, int(opts["tail"]), int(opts.get("warm-up", 30_000)))]
     if name == "whr":
         refit, steps = int(opts.get("refit", 2000)), int(opts.get("iterations", 10))
-        if "tail" in opts:
-            # The last matches only, with w2 = --var chosen beforehand (docs/analysis.md).
-            inner = whr_periodic(w2=float(opts.get("var", 14.0)), refit_every=refit, iterations=steps)
-            return [_tail_run(inner, int(opts["tail"]), int(opts.get("warm-up", 30_000)))]
         peer = tuned("whr", lambda w2: whr_periodic(w2=w2, refit_every=refit, iterations=steps), WHR_GRID)
     elif name == "kickscore":
         refit, steps = int(opts.get("refit", 20_000)), int(opts.get("iterations", 10))
         sweeps = "recent" if opts.get("recent") else "full"
-        if "tail" in opts:
-            # The last matches only, with one setting (--var) chosen beforehand (docs/analysis.md).
-            warm_up = int(opts.get("warm-up", 30_000))
-            inner = kickscore_periodic(
-                var=float(opts.get("var", 0.17)),
-                refit_every=refit,
-                max_iter=steps,
-                sweeps=sweeps,
-                first_block=warm_up,
-                warm_iter=int(opts.get("warm", steps)),
-                full_every=int(opts.get("full-every", 0)),
-            )
-            return [_tail_run(inner, int(opts["tail"]), warm_up)]
         peer = tuned(
             "kickscore",
             lambda var: kickscore_periodic(
@@ -143,6 +155,72 @@ def _group(name: str, opts: dict[str, float], rules_files: list[str]) -> list[Fo
     return [later_slice(peer, start) if start > 0 else peer]
 
 
+def _fixed_peer(name: str, opts: dict[str, float], var: float | None) -> Forecaster:
+    """WHR (``var`` = w2, default 14) or kickscore (``var`` = Wiener variance, default 0.17) with one
+    setting fixed beforehand, its first ``--warm-up`` matches fitted at once (kickscore) or in blocks."""
+    refit = int(opts.get("refit", 2000 if name == "whr" else 20_000))
+    steps = int(opts.get("iterations", 10))
+    if name == "whr":
+        return whr_periodic(w2=14.0 if var is None else var, refit_every=refit, iterations=steps)
+    return kickscore_periodic(
+        var=0.17 if var is None else var,
+        refit_every=refit,
+        max_iter=steps,
+        sweeps="recent" if opts.get("recent") else "full",
+        first_block=int(opts.get("warm-up", 30_000)),
+        warm_iter=int(opts.get("warm", steps)),
+        full_every=int(opts.get("full-every", 0)),
+    )
+
+
+def choose(history: str, group: str, out: Path, args: list[str]) -> None:
+    """Score each ``--grid`` setting of WHR or kickscore on the last ``--valid`` validation matches.
+
+    Each setting runs on the ``--warm-up`` + ``--valid`` matches that end where the test window
+    starts: the first ``--warm-up`` fitted at once (never scored), the last ``--valid`` predicted
+    in blocks, as ``run --tail`` does on the test window. No test match is read.
+    """
+    grid_at = args.index("--grid")
+    grid = [float(v) for v in args[grid_at + 1].split(",")]
+    opts, _ = _options(args[:grid_at] + args[grid_at + 2 :])
+    arrays, _ = load_history(history, skip_bad=True)
+    table = table_from_history(arrays)
+    split = chronological_split(len(table))
+    n_scored, warm_up = int(opts["valid"]), int(opts.get("warm-up", 30_000))
+    start = split.test_start - n_scored - warm_up
+    if start < split.valid_start:
+        raise SystemExit("--valid and --warm-up must lie inside the validation window")
+    window = _window(table, start, split.test_start)
+    rows = []
+    for var in grid:
+        began = time.perf_counter()
+        fc = _fixed_peer(group, opts, var)(window, Split(len(window), warm_up, warm_up))
+        seconds = time.perf_counter() - began
+        m = score_forecasts(fc.p[warm_up:], window.y[warm_up:])
+        rows.append(
+            {
+                "var": var,
+                "log_loss": m.log_loss,
+                "accuracy": m.accuracy,
+                "seconds": seconds,
+                "system": fc.system,
+                "params": dict(fc.params),
+            }
+        )
+        print(f"{fc.system}: valid log loss {m.log_loss:.5f}, {seconds:.0f} s", flush=True)
+    best = min(rows, key=lambda r: r["log_loss"])
+    saved = {
+        "group": group,
+        "scored": [split.test_start - n_scored, split.test_start],
+        "warm_up_from": start,
+        "options": opts,
+        "rows": rows,
+        "chosen": best["var"],
+    }
+    out.write_text(json.dumps(saved, indent=1), encoding="utf-8")
+    print(f"chosen: {best['var']:g} (valid log loss {best['log_loss']:.5f})")
+
+
 def run(history: str, group: str, outdir: Path, args: list[str]) -> None:
     opts, rules_files = _options(args)
     arrays, _ = load_history(history, skip_bad=True)
@@ -153,7 +231,7 @@ def run(history: str, group: str, outdir: Path, args: list[str]) -> None:
         began = time.perf_counter()
         fc = forecaster(table, split)
         seconds = time.perf_counter() - began
-        stem = outdir / f"{group}-{i}"
+        stem = outdir / f"{group}-{i + int(opts.get('index', 0))}"
         arrays_out = {"p": fc.p}
         for key in ("rating_a", "rating_b", "final"):
             if getattr(fc, key) is not None:
@@ -174,7 +252,8 @@ def merge(history: str, outdir: Path, out: Path) -> None:
     arrays, _ = load_history(history, skip_bad=True)
     table = table_from_history(arrays)
     split = chronological_split(len(table))
-    order = {"sedma": 0, "standard": 1, "elo": 1, "whr": 2, "kickscore": 3}
+    order = {"sedma": 0, "standard": 1, "elo": 1, "glicko2": 2, "trueskill": 3, "openskill": 4}
+    order |= {"whr": 5, "kickscore": 6}
     metas = sorted(
         outdir.glob("*.json"), key=lambda p: (order[p.stem.split("-")[0]], int(p.stem.split("-")[1]))
     )
@@ -226,6 +305,8 @@ def merge(history: str, outdir: Path, out: Path) -> None:
         every = [lambda t, s, fc=fc: fc for fc in forecasts]
         tail = backtest(table, every, tail_split, players=True)
         run_json["tail"] = results_to_json(tail, tail_split)
+        for i, d in enumerate(run_json["tail"]["systems"]):
+            d["seconds"] = round(seconds[i], 1)  # the run's own time, not the merge's re-scoring
         print(f"last {split.n - max(tails):,} matches (from {max(tails):,}), every system:")
         _print_table([r.to_dict() | {"seconds": seconds[i]} for i, r in enumerate(tail)])
     out.write_text(json.dumps(run_json, indent=1), encoding="utf-8")
@@ -277,5 +358,7 @@ def _interval(v: dict[str, Any] | None) -> str:
 if __name__ == "__main__":
     if sys.argv[1] == "run":
         run(sys.argv[2], sys.argv[3], Path(sys.argv[4]), sys.argv[5:])
+    elif sys.argv[1] == "choose":
+        choose(sys.argv[2], sys.argv[3], Path(sys.argv[4]), sys.argv[5:])
     else:
         merge(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
