@@ -3,10 +3,12 @@
 Usage:
     python benchmarks/analysis_peers_atp.py run HISTORY GROUP OUTDIR [options] [RULES.toml ...]
     python benchmarks/analysis_peers_atp.py merge HISTORY OUTDIR OUT.json
+    python benchmarks/analysis_peers_atp.py choose HISTORY GROUP OUT.json --valid N --warm-up W --grid V,...
+    python benchmarks/analysis_peers_atp.py tail HISTORY OUTDIR
 
 GROUP is ``sedma`` (the reference rules, then each RULES file), ``standard`` (Elo, tuned Elo,
-Glicko-2, TrueSkill, OpenSkill, as in ``backtest --compare``), ``elo`` (its first two), ``whr`` or
-``kickscore``. Each run
+Glicko-2, TrueSkill, OpenSkill, as in ``backtest --compare``), ``elo`` (its first two),
+``glicko2``, ``trueskill`` or ``openskill`` (one of them per process), ``whr`` or ``kickscore``. Each run
 saves every system's forecasts and seconds in OUTDIR; ``merge`` scores them all on the standard
 split with :func:`sedma_elo.analysis.backtest` (so the paired bootstrap intervals are against the
 reference rules), adds the fairness figures of the Sedma rule sets, writes a run for
@@ -16,7 +18,10 @@ N`` set WHR's block size and Newton steps per refit (kickscore: block size and E
 ``--recent`` fits the warm-up before the validation window once (``--warm N`` EP sweeps), then
 sweeps only each new
 block's observations, see :mod:`sedma_elo.analysis.kickscore_peer`).
-Groups can run at once in separate processes (the machine's cores are shared).
+``--index N`` numbers the saved files from N (two runs of one group in one OUTDIR). ``choose``
+scores WHR's or kickscore's ``--grid`` values on the last ``--valid`` validation matches (see
+there); ``tail`` scores only the runs on the last matches (``--tail``) against the reference, in
+seconds. Groups can run at once in separate processes (the machine's cores are shared).
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ from sedma_elo.analysis import (
 )
 from sedma_elo.analysis.fairness import drift_components
 from sedma_elo.analysis.kickscore_peer import KICKSCORE_GRID, kickscore_periodic
-from sedma_elo.analysis.metrics import Split, score_forecasts
+from sedma_elo.analysis.metrics import Split, player_bootstrap, score_forecasts
 from sedma_elo.analysis.peers import tuned
 from sedma_elo.analysis.table import MatchTable
 from sedma_elo.analysis.whole_history import WHR_GRID, later_slice, whr_periodic
@@ -126,8 +131,12 @@ def _group(name: str, opts: dict[str, float], rules_files: list[str]) -> list[Fo
     if name == "elo":
         return peer_forecasters(strong=False)[:2]
     if name in _ONE_PEER:
-        # One standard peer per process, so the slow ones (TrueSkill) run beside the others.
-        return [peer_forecasters(strong=False)[_ONE_PEER[name]]]
+        # One standard peer per process, so the slow ones (TrueSkill) run beside the others;
+        # with --tail on the last matches only, like WHR and kickscore (a documented later slice).
+        peer = peer_forecasters(strong=False)[_ONE_PEER[name]]
+        if "tail" in opts:
+            return [_tail_run(peer, int(opts["tail"]), int(opts.get("warm-up", 30_000)))]
+        return [peer]
     if name in ("whr", "kickscore") and "tail" in opts:
         # The last matches only, with one setting (--var) chosen beforehand (docs/analysis.md).
         inner = _fixed_peer(name, opts, float(opts["var"]) if "var" in opts else None)
@@ -328,6 +337,41 @@ def merge(history: str, outdir: Path, out: Path) -> None:
             print("| " + " | ".join(cells) + " |")
 
 
+def tail_scores(history: str, outdir: Path) -> None:
+    """Score the tail-only runs of ``outdir`` on their last matches against ``sedma-0`` (cheap ``merge``).
+
+    Every run in ``outdir`` with ``scored_from`` and the reference rules' run are scored on the
+    matches from the latest ``scored_from`` on: log loss, accuracy, and the difference from the
+    reference with a paired single-match and a players-resampled interval. No full backtest, so
+    it takes seconds where ``merge`` takes minutes on a loaded machine.
+    """
+    arrays, _ = load_history(history, skip_bad=True)
+    table = table_from_history(arrays)
+    runs = []
+    for path in sorted(outdir.glob("*.json")):
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        runs.append((path.stem, meta, np.load(path.with_suffix(".npz"))["p"]))
+    reference = next(p for stem, _, p in runs if stem == "sedma-0")
+    start = max(int(m["params"]["scored_from"]) for _, m, _ in runs if "scored_from" in m["params"])
+    window = slice(start, len(table))
+    y, a, b = table.y[window], table.a[window], table.b[window]
+    print(f"last {len(table) - start:,} matches (from {start:,})")
+    print("| system | log loss | vs reference [95% CI]: matches | players | accuracy | seconds |")
+    print("|---|---|---|---|---|---|")
+    for stem, meta, p in runs:
+        if stem != "sedma-0" and "scored_from" not in meta["params"]:
+            continue
+        m = score_forecasts(p[window], y)
+        cells = [meta["system"], f"{m.log_loss:.5f}"]
+        if stem == "sedma-0":
+            cells += ["-", "-"]
+        else:
+            cells.append(_interval(paired_bootstrap(p[window], reference[window], y).to_dict()))
+            cells.append(_interval(player_bootstrap(p[window], reference[window], y, a, b).to_dict()))
+        cells += [f"{m.accuracy:.4f}", f"{meta['seconds']:.0f}"]
+        print("| " + " | ".join(cells) + " |")
+
+
 def _print_table(systems: list[dict[str, Any]]) -> None:
     print(
         "| system | test log loss [95% CI, blocks of 1,000] | vs reference [95% CI]: matches | "
@@ -358,6 +402,8 @@ def _interval(v: dict[str, Any] | None) -> str:
 if __name__ == "__main__":
     if sys.argv[1] == "run":
         run(sys.argv[2], sys.argv[3], Path(sys.argv[4]), sys.argv[5:])
+    elif sys.argv[1] == "tail":
+        tail_scores(sys.argv[2], Path(sys.argv[3]))
     elif sys.argv[1] == "choose":
         choose(sys.argv[2], sys.argv[3], Path(sys.argv[4]), sys.argv[5:])
     else:
