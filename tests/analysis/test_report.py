@@ -142,6 +142,8 @@ def test_later_slice_table_is_shown() -> None:
     page = render_report([run])
     assert "later slice, last 2 matches" in page and "from match 8" in page
     assert "kickscore; last 2 matches only" in page and "<td>0.5123</td>" in page
+    later = page[page.index("later slice, last 2 matches") :]
+    assert "valid log loss" not in later[: later.index("</table>")]
 
 
 def test_run_without_later_slice_has_no_such_table() -> None:
