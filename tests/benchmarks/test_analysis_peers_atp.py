@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -13,18 +12,15 @@ import pytest
 
 from sedma_elo.batch.history import COLUMNS
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "analysis_peers_atp.py"
+from .script import load_script
+
 N, TAIL = 40, 10
 
 
 @pytest.fixture(scope="module")
 def peers() -> ModuleType:
-    """The script, loaded from its file (benchmarks/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("analysis_peers_atp", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The script, loaded from its file."""
+    return load_script("analysis_peers_atp")
 
 
 def _history(tmp_path: Path) -> Path:
