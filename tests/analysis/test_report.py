@@ -132,3 +132,20 @@ def test_players_interval_and_era_drifts_are_shown() -> None:
     page = render_report([run])
     assert "players resampled [95% CI]" in page and "-0.0100 [-0.0500, +0.0300]" in page
     assert "+1.50 / -0.25" in page
+
+
+def test_later_slice_table_is_shown() -> None:
+    """A run with a later slice (``tail``) gets a table of it, naming its matches and its systems."""
+    run = _backtest("h.csv")
+    tail_system = {**run["systems"][1], "system": "kickscore; last 2 matches only", "log_loss": 0.5123}
+    run["tail"] = {"split": {"n": 10, "valid_start": 5, "test_start": 8}, "systems": [tail_system]}
+    page = render_report([run])
+    assert "later slice, last 2 matches" in page and "from match 8" in page
+    assert "kickscore; last 2 matches only" in page and "<td>0.5123</td>" in page
+    later = page[page.index("later slice, last 2 matches") :]
+    assert "valid log loss" not in later[: later.index("</table>")]
+
+
+def test_run_without_later_slice_has_no_such_table() -> None:
+    """A run without ``tail`` shows no later-slice table."""
+    assert "later slice" not in render_report([_backtest("h.csv")])

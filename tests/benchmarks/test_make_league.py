@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import Counter
 from pathlib import Path
@@ -13,17 +12,13 @@ import pytest
 
 from sedma_elo.batch.history import read_matches
 
-MAKER = Path(__file__).resolve().parents[2] / "benchmarks" / "make_league.py"
+from .script import load_script
 
 
 @pytest.fixture(scope="module")
 def maker() -> ModuleType:
-    """The generator module, loaded from its file (benchmarks/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("make_league", MAKER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The script, loaded from its file."""
+    return load_script("make_league")
 
 
 @pytest.fixture(scope="module")

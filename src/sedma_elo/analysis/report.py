@@ -66,6 +66,48 @@ def _img(png: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
+def _systems_table(caption: str, systems: Sequence[Mapping[str, Any]], valid: bool = True) -> str:
+    """Every system's log loss, difference from the first [interval] (players-resampled too when
+    any system has it), Brier, accuracy, validation log loss (unless not ``valid``) and seconds."""
+    by_players = any(s.get("vs_reference_players") for s in systems)
+    return _table(
+        caption,
+        ["system", "log loss", "vs reference [95% CI]"]
+        + (["players resampled [95% CI]"] if by_players else [])
+        + ["Brier", "accuracy"]
+        + (["valid log loss"] if valid else [])
+        + ["seconds"],
+        [
+            [s["system"], s["log_loss"], _diff(s.get("vs_reference"))]
+            + ([_diff(s.get("vs_reference_players"))] if by_players else [])
+            + [s["brier"], s["accuracy"]]
+            + ([(s.get("valid") or {}).get("log_loss")] if valid else [])
+            + [s.get("seconds")]
+            for s in systems
+        ],
+    )
+
+
+def _later_slice(tail: Mapping[str, Any], n: int, number: int) -> str:
+    """The table of a run's later slice: every system scored on the last matches only.
+
+    ``tail`` is ``results_to_json`` of the slice (``split.test_start`` = its first scored match):
+    what ``benchmarks/analysis_peers_atp.py merge`` writes when a peer ran on the last matches only.
+    """
+    start = int(tail["split"]["test_start"])
+    return "\n".join(
+        [
+            f"<p>Later slice: the last {n - start} matches (from match {start}), every system scored on "
+            "them, including the peers that ran on the last matches only (after a warm-up inside the "
+            "test window, so their figure is an upper bound on their log loss).</p>",
+            # No validation column: before the slice a tail-only peer's forecasts are 0.5.
+            _systems_table(
+                f"Backtest {number}: later slice, last {n - start} matches", tail["systems"], valid=False
+            ),
+        ]
+    )
+
+
 def _backtest_section(run: Mapping[str, Any], number: int) -> str:
     systems = run["systems"]
     split = run["split"]
@@ -86,19 +128,10 @@ def _backtest_section(run: Mapping[str, Any], number: int) -> str:
             else ""
         )
         + ".</p>",
-        _table(
-            f"Backtest {number}: test window",
-            ["system", "log loss", "vs reference [95% CI]"]
-            + (["players resampled [95% CI]"] if by_players else [])
-            + ["Brier", "accuracy", "valid log loss", "seconds"],
-            [
-                [s["system"], s["log_loss"], _diff(s.get("vs_reference"))]
-                + ([_diff(s.get("vs_reference_players"))] if by_players else [])
-                + [s["brier"], s["accuracy"], (s["valid"] or {}).get("log_loss"), s["seconds"]]
-                for s in systems
-            ],
-        ),
+        _systems_table(f"Backtest {number}: test window", systems),
     ]
+    if tail := run.get("tail"):
+        parts.append(_later_slice(tail, split["n"], number))
     fair_rows = [
         [
             s["system"],

@@ -17,12 +17,12 @@ from ..batch.history import load_history
 from ..core.rules import REFERENCE_RULES, Rules, load_rules
 from ..errors import ValidationError
 from . import app
+from .backtest_tables import metrics_table, print_details
 from .errors import user_errors
 from .options import RulesOption, SkipBad, one_path
 
 if TYPE_CHECKING:  # the analysis package is imported by its commands only (CLI start-up)
-    from ..analysis import MatchTable, Split, SystemResult
-    from ..analysis.metrics import Difference
+    from ..analysis import MatchTable, SystemResult
 
 console = Console()
 err_console = Console(stderr=True)
@@ -62,28 +62,6 @@ def _load(path: Path, skip_bad: bool, limit: int | None) -> MatchTable:
     return table_from_history(arrays)
 
 
-def _metrics_table(results: list[SystemResult], split: Split) -> Table:
-    t = Table(title=f"Test window: last {split.n_test} of {split.n} matches")
-    by_players = any(r.vs_reference_players is not None for r in results)
-    cols = ["system", "log loss", "vs first [95% CI]", "Brier", "accuracy", "valid log loss", "seconds"]
-    if by_players:
-        cols.insert(3, "players resampled [95% CI]")
-    for col in cols:
-        t.add_column(col, justify="left" if col == "system" else "right")
-    for r in results:
-        acc = "-" if r.test.accuracy is None else f"{r.test.accuracy:.4f}"
-        valid = "-" if r.valid is None else f"{r.valid.log_loss:.4f}"
-        cells = [r.system, f"{r.test.log_loss:.4f}", _interval(r.vs_reference)]
-        if by_players:
-            cells.append(_interval(r.vs_reference_players))
-        t.add_row(*cells, f"{r.test.brier:.4f}", acc, valid, f"{r.seconds:.1f}")
-    return t
-
-
-def _interval(d: Difference | None) -> str:
-    return "-" if d is None else f"{d.mean:+.4f} [{d.low:+.4f}, {d.high:+.4f}]"
-
-
 #: Eras of the history whose drift each candidate rule set's fairness figures give.
 DRIFT_ERAS = 4
 
@@ -95,25 +73,6 @@ def _with_fairness(table: MatchTable, result: SystemResult, rules: Rules, path: 
     fair = fairness_of(table, result.forecast, rules, segments=min(DRIFT_ERAS, len(table)))
     extra = {**result.extra, "fairness": fair.to_dict(), "rules_file": None if path is None else str(path)}
     return replace(result, extra=extra)
-
-
-def _print_details(result: SystemResult) -> None:
-    cal = Table(title=f"Calibration on the test window: {result.system}")
-    for col in ("forecast bin", "matches", "mean forecast", "observed"):
-        cal.add_column(col, justify="right")
-    for b in result.test.calibration:
-        cal.add_row(
-            f"[{b.low:.1f}, {b.high:.1f})", str(b.count), f"{b.mean_predicted:.3f}", f"{b.mean_observed:.3f}"
-        )
-    console.print(cal)
-    d = result.drift
-    if d is not None:
-        console.print(
-            f"Rating drift over the test window: mean {d.mean_start:.1f} -> {d.mean_end:.1f} "
-            f"({d.players_start} -> {d.players_end} players); at the end {d.above_initial} players are above "
-            f"and {d.below_initial} below the initial rating; of those rated at the start, {d.gained} ended "
-            f"higher and {d.lost} lower."
-        )
 
 
 @app.command("backtest")
@@ -241,8 +200,8 @@ def backtest_command(
             run.pop("timeline", None)
             print(json.dumps(run))
             return
-        console.print(_metrics_table(results, split))
-        _print_details(results[0])
+        console.print(metrics_table(results, split))
+        print_details(console, results[0])
 
 
 @app.command("tune")
