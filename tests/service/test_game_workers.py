@@ -190,26 +190,33 @@ def test_serve_resumes_queued_games_after_a_restart_and_restarts_a_killed_worker
     assert got == expected
 
 
+def _exiting_pool(code: int, restarts: int, backoff_base: float, backoff_max: float) -> None:
+    """Run a supervised pool of one process that exits with ``code`` until it was restarted
+    ``restarts`` times, then stop it (what it logged is in ``caplog``)."""
+    import sys
+
+    from sedma_elo.service.games.worker import WorkerProcesses
+
+    class Exiting(WorkerProcesses):
+        def _spawn(self) -> subprocess.Popen[bytes]:
+            return subprocess.Popen([sys.executable, "-S", "-c", f"raise SystemExit({code})"])
+
+    pool = Exiting("sqlite://", 1, backoff_base=backoff_base, backoff_max=backoff_max, check=0.01).start()
+    try:
+        _wait(lambda: pool.restarts >= restarts, 60, poll=0.01)
+    finally:
+        pool.stop()
+
+
 def test_a_worker_that_keeps_dying_is_restarted_after_growing_bounded_delays(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Each exit is logged with its code; the delays double from the base up to the cap."""
     import logging
     import re
-    import sys
-
-    from sedma_elo.service.games.worker import WorkerProcesses
-
-    class Dying(WorkerProcesses):
-        def _spawn(self) -> subprocess.Popen[bytes]:
-            return subprocess.Popen([sys.executable, "-S", "-c", "raise SystemExit(3)"])
 
     caplog.set_level(logging.WARNING, "sedma_elo.service.games")
-    pool = Dying("sqlite://", 1, backoff_base=0.1, backoff_max=0.4, check=0.01).start()
-    try:
-        _wait(lambda: pool.restarts >= 4, 60, poll=0.01)
-    finally:
-        pool.stop()
+    _exiting_pool(3, restarts=4, backoff_base=0.1, backoff_max=0.4)
     lines = [r.getMessage() for r in caplog.records if "died" in r.getMessage()]
     assert all("(exit code 3)" in line for line in lines)
     delays = [float(m.group(1)) for line in lines if (m := re.search(r"restarting it in ([0-9.]+) s", line))]
@@ -219,20 +226,9 @@ def test_a_worker_that_keeps_dying_is_restarted_after_growing_bounded_delays(
 def test_a_worker_that_exits_cleanly_is_logged_as_stopped_not_died(caplog: pytest.LogCaptureFixture) -> None:
     """Exit code 0 (asked to stop from outside) is logged at INFO as "stopped", not as a death."""
     import logging
-    import sys
-
-    from sedma_elo.service.games.worker import WorkerProcesses
-
-    class Stopping(WorkerProcesses):
-        def _spawn(self) -> subprocess.Popen[bytes]:
-            return subprocess.Popen([sys.executable, "-S", "-c", "raise SystemExit(0)"])
 
     caplog.set_level(logging.INFO, "sedma_elo.service.games")
-    pool = Stopping("sqlite://", 1, backoff_base=0.05, backoff_max=0.05, check=0.01).start()
-    try:
-        _wait(lambda: pool.restarts >= 1, 60, poll=0.01)
-    finally:
-        pool.stop()
+    _exiting_pool(0, restarts=1, backoff_base=0.05, backoff_max=0.05)
     exits = [r for r in caplog.records if "(exit code 0)" in r.getMessage()]
     assert exits and all(r.levelno == logging.INFO and " stopped " in r.getMessage() for r in exits)
 

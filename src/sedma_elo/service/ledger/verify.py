@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy import Connection
 
 from ...core.engine import RatingResult
@@ -206,23 +207,29 @@ class VerifyMixin(VersionsMixin):
         # the budget, at least one: memory stays flat in players x versions, for a re-read.
         per_pass = max(1, _STATE_BUDGET // (16 * size))
         passes = [versions[i : i + per_pass] for i in range(0, len(versions), per_pass)]
+        # The ledger's keys have no foreign keys (0008_importfast): every one must name a player.
+        # Which keys do is read once, for every pass.
+        players = np.zeros(size, dtype=bool)
+        players[query_int64(raw, self._pg, "SELECT id FROM players", (4,))[:, 0]] = True
         # A pass's progress counts on from the passes before it.
         for n, part in enumerate(passes):
             step = None if progress is None else _offset(progress, n * total, len(passes) * total)
-            self._verify_pass(raw, part, size, total, report, step, first=n == 0)
+            self._verify_pass(raw, part, players, total, report, step, first=n == 0)
 
     def _verify_pass(
         self,
         raw: Any,
         versions: list[tuple[int, Rules, int]],
-        size: int,
+        players: npt.NDArray[np.bool_],
         total: int,
         report: VerifyReport,
         progress: Callable[[int, int], None] | None,
         first: bool,
     ) -> None:
-        """Replay the ledger once for ``versions`` (``(id, rules, last sequence)``) and compare."""
+        """Replay the ledger once for ``versions`` (``(id, rules, last sequence)``) and compare;
+        ``players[key]`` says whether a player key names a player (``len(players)`` keys)."""
         ph, pg = self._ph, self._pg
+        size = len(players)
         # Shared by the versions: the sequence each key last played in, which verify never reads
         # (a key played in a version's replay iff its games count is above 0), and the names of
         # the team matches' players, dropped between chunks once many (they are per player).
@@ -235,9 +242,6 @@ class VerifyMixin(VersionsMixin):
         placeholders = [""] * size
         kernel = use_kernel(total)
         done = 0
-        # The ledger's keys have no foreign keys (0008_importfast): every one must name a player.
-        players = np.zeros(size, dtype=bool)
-        players[query_int64(raw, pg, "SELECT id FROM players", (4,))[:, 0]] = True
         orphans = _orphans(raw) if first else []
         bounds = [(check.vid, check.through) for check in checks]
         with self._chunk_reader(raw) as reader, closing(_ahead(_chunks(reader, pg, bounds), pg)) as chunks:
