@@ -61,7 +61,7 @@ def fresh(kind: str, folder: str) -> Iterator[Ledger]:
         url = f"sqlite:///{folder}/bench-{secrets.token_hex(4)}.db"
         name = None
     else:
-        name = f"imports_bench_{secrets.token_hex(4)}"
+        name = f"{os.environ.get('BENCH_DB_PREFIX', 'imports_bench')}_{secrets.token_hex(4)}"
         with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         url = f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
@@ -111,7 +111,7 @@ def _database(kind: str, folder: str) -> tuple[str, str | None]:
     """A URL of a new, empty database and the PostgreSQL name to drop after (None for SQLite)."""
     if kind == "sqlite":
         return f"sqlite:///{folder}/cli-{secrets.token_hex(4)}.db", None
-    name = f"imports_bench_{secrets.token_hex(4)}"
+    name = f"{os.environ.get('BENCH_DB_PREFIX', 'imports_bench')}_{secrets.token_hex(4)}"
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", name

@@ -327,3 +327,111 @@ def test_skip_bad_leaves_out_a_match_id_again_in_a_later_chunk(
         assert bulk_ids(ledger) == [m.match_id for m in matches]
     finally:
         ledger.db.dispose()
+
+
+# ------------------------------------------------- PostgreSQL: the load without indexes, ANALYZE
+_INDEX_DEFS = (
+    "SELECT indexname, indexdef FROM pg_indexes"
+    " WHERE tablename IN ('matches', 'rating_changes', 'change_events') ORDER BY 1"
+)
+_CONSTRAINTS = (
+    "SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint"
+    " WHERE conrelid IN ('matches'::regclass, 'rating_changes'::regclass, 'change_events'::regclass)"
+    " ORDER BY 1"
+)
+
+
+def _indexes(ledger: Ledger) -> tuple[list[Any], list[Any]]:
+    """The ledger tables' index definitions and constraints, as PostgreSQL's catalog states them."""
+    return list(ledger.db.query(_INDEX_DEFS)), list(ledger.db.query(_CONSTRAINTS))
+
+
+@pytest.mark.postgres
+def test_an_import_into_an_empty_ledger_builds_the_indexes_again(
+    new_pg_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """After an import into an empty PostgreSQL ledger its tables have the indexes they had before."""
+    ledger = _ledger(new_pg_database())
+    try:
+        before = _indexes(ledger)
+        assert any(name == "rating_changes_pkey" for name, _ in before[0])
+        _import_streamed(ledger, _file(tmp_path, "h.csv", _history(40, seed=11)), chunk=15)
+        assert _indexes(ledger) == before
+        assert ledger.verify().ok
+    finally:
+        ledger.db.dispose()
+
+
+@pytest.mark.postgres
+def test_a_refused_file_leaves_an_empty_ledger_with_its_indexes(
+    new_pg_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """A file refused in its third chunk leaves an empty PostgreSQL ledger's rows and indexes as they were."""
+    path = _file(tmp_path, "h.csv", _history(30, seed=12))
+    _with_line(path, path.read_text().splitlines()[3])  # m2 again, line 32
+    ledger = _ledger(new_pg_database())
+    try:
+        empty, indexes = _dump(ledger), _indexes(ledger)
+        with pytest.raises(HistoryError, match=r"^line 32: match_id: duplicate 'm2'"):
+            _import_streamed(ledger, path, chunk=12)
+        assert (_dump(ledger), _indexes(ledger)) == (empty, indexes)
+    finally:
+        ledger.db.dispose()
+
+
+class _ReadDuringImport:
+    """A progress sink that, after each chunk, reads ``rating_changes`` from another connection
+    waiting at most 50 ms for a lock, and records whether the read got through."""
+
+    def __init__(self, url: str) -> None:
+        self.conn = psycopg.connect(url.replace("+psycopg", ""), autocommit=True)
+        self.conn.execute("SET lock_timeout = '50ms'")
+        self.passed: list[bool] = []
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        pass
+
+    def update(self, done: int, total: int | None = None) -> None:
+        try:
+            self.conn.execute("SELECT count(*) FROM rating_changes").fetchone()
+            self.passed.append(True)
+        except psycopg.errors.LockNotAvailable:
+            self.passed.append(False)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("empty", [True, False], ids=["empty-ledger", "non-empty-ledger"])
+def test_readers_of_rating_changes_wait_only_for_an_import_into_an_empty_ledger(
+    new_pg_database: Callable[[], str], tmp_path: Path, empty: bool
+) -> None:
+    """Into an empty ledger the import holds rating_changes (no index) until it commits; into a
+    non-empty one it keeps the indexes and readers pass; both store what posting one by one does."""
+    url, posted_url = new_pg_database(), new_pg_database()
+    matches = _history(40, seed=13)
+    ledger, posted = _ledger(url), _ledger(posted_url)
+    reader = _ReadDuringImport(url)
+    try:
+        if not empty:
+            _import(ledger, _file(tmp_path, "first.csv", matches[:10]))
+        path = _file(tmp_path, "rest.csv", matches if empty else matches[10:])
+        ledger.import_history((part for part, _ in iter_lined(path, chunk=10)), progress=reader, chunk=10)
+        assert reader.passed == [not empty] * len(reader.passed) and reader.passed
+        _post_one_by_one(posted, matches)
+        assert _dump(ledger) == _dump(posted)
+    finally:
+        reader.conn.close()
+        ledger.db.dispose()
+        posted.db.dispose()
+
+
+@pytest.mark.postgres
+def test_an_import_leaves_planner_statistics(new_pg_database: Callable[[], str], tmp_path: Path) -> None:
+    """After an import PostgreSQL has column statistics of the tables it filled (ANALYZE ran)."""
+    filled = {"matches", "rating_changes", "change_events", "players", "player_ratings"}
+    ledger = _ledger(new_pg_database())
+    try:
+        _import(ledger, _file(tmp_path, "h.csv", _history(40, seed=14)))
+        stats = ledger.db.query("SELECT DISTINCT tablename FROM pg_stats WHERE schemaname = 'public'")
+        assert filled <= {table for (table,) in stats}
+    finally:
+        ledger.db.dispose()
