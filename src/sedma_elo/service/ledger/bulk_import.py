@@ -19,7 +19,11 @@ changes, feed) before the next is read. The ratings come from the ledger's one b
 :func:`.bulk.rate_chunk` (the batch kernel on runs of one-against-one matches, the fold on team
 matches), on the state by player key (:class:`.bulk.KeyState`) started from the players' stored
 standing, so memory holds one chunk plus a few numbers a player, whatever the file's size. The
-database only stores the numbers: ``COPY`` on PostgreSQL, ``executemany`` on SQLite.
+database only stores the numbers: ``COPY`` on PostgreSQL, ``executemany`` on SQLite. On
+PostgreSQL an import into an empty ledger loads ``rating_changes`` without its indexes and builds
+them once at the end (in the same transaction: a refused file leaves them as they were, and
+readers of that table wait for the commit), and every import ends with ``ANALYZE`` of the tables
+it filled (:mod:`.pg_bulk`).
 """
 
 from __future__ import annotations
