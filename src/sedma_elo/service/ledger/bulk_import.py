@@ -60,8 +60,8 @@ CHUNK = 50_000
 #: What :func:`bulk_import` takes: a history read whole, or its chunks in file order.
 Source = HistoryArrays | LinedMatches | Iterable[HistoryArrays | LinedMatches]
 #: The tables an import fills, ``ANALYZE``d at its end on PostgreSQL: the columns reads select by
-#: (on ``matches`` and ``change_events`` all columns cost twice as much: their text, 2.4 s -> 1.2 s
-#: at load 16; the others are all small columns).
+#: (on ``matches`` and ``change_events`` all columns cost about twice as much, their text:
+#: 2.2-3.5 s -> 0.9-1.2 s at load 16; the others are all small columns).
 _FILLED: dict[str, tuple[str, ...]] = {
     "matches": ("sequence", "match_id", "version_id", "voided"),
     "rating_changes": (),
