@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,7 @@ from sedma_elo.core.model import PlayerStats
 from sedma_elo.core.rules import MAX_RATING, MIN_RATING, REFERENCE_RULES, BonusRule, Rules
 from sedma_elo.service.ledger import Ledger, VersionInfo
 from sedma_elo.service.ledger.views import response_text
-from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload
+from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload, time_text
 
 VERSION = VersionInfo(3, "reference \u00e9dition", REFERENCE_RULES, True, "2026-11-29T12:00:00Z")
 IDS = st.text(
@@ -123,3 +124,33 @@ def test_response_text_equals_plain_json_under_every_rule_variant(
         assert response_text(sub, seq, version, result) == _plain_text(
             sub.body, seq, sub.played_at, result, version
         )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    **MATCH_SHAPES,
+    stats=st.lists(COUNTS, min_size=4, max_size=4),
+    played=st.none() | st.datetimes(timezones=st.just(UTC), min_value=datetime(1, 1, 2)),
+)
+def test_canonical_text_equals_sorted_json_of_the_body(
+    ids: list[str], team: bool, winner: str, stats: list[PlayerStats], seq: int, played: datetime | None
+) -> None:
+    """A submission's hand-built canonical text is json.dumps of its body with sorted keys, 1v1 and 2v2."""
+    sub = _submission(ids, team, winner, stats)
+    when = time_text(played)
+    match = sub.match
+    if team:
+        players = {"team_a": list(match.team_a), "team_b": list(match.team_b)}
+        keyed = {pid: match.stats_of(pid) for pid in ids}
+    else:
+        players = {"player_a": ids[0], "player_b": ids[1]}
+        keyed = {"a": match.stats_of(ids[0]), "b": match.stats_of(ids[1])}
+    body = {
+        "match_id": "m-1",
+        "played_at": when,
+        "winner": winner,
+        **players,
+        "stats": {key: s.to_dict() for key, s in keyed.items()},
+    }
+    plain = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert Submission(match, when).body == plain

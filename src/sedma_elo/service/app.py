@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
-from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
 from ..storage import open_database
@@ -182,7 +181,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         services: Services = app.state.services
         client = scope.get("client")
         address = client[0] if client else None
-        return await write_match(services.guard, services.writer, Headers(scope=scope), raw, address)
+        return await write_match(services.guard, services.writer, scope["headers"], raw, address)
 
     # POST /v1/matches is declared once, by the router (what OpenAPI documents); the direct route
     # takes its method and path from that declaration and serves it in front of FastAPI's stack,

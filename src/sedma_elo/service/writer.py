@@ -58,6 +58,17 @@ def _settle(results: list[tuple[asyncio.Future[ApplyOutcome], _Result]]) -> None
             future.set_result(result)
 
 
+def _expire(future: asyncio.Future[ApplyOutcome], timeout: float) -> None:
+    """Fail a request that waited ``timeout`` seconds (nothing if its outcome came meanwhile)."""
+    if not future.done():
+        future.set_exception(
+            UnavailableError(
+                f"the write took longer than {timeout} s; repeat the same body to learn its outcome",
+                retry_after=1.0,
+            )
+        )
+
+
 def _is_live(waiter: _Waiter) -> bool:
     """Whether the submission is still wanted; a concurrent future can no longer be cancelled after."""
     if isinstance(waiter, _LoopWaiter):
@@ -148,16 +159,18 @@ class GroupWriter:
             UnavailableError: the queue is full, or no outcome came within ``timeout`` seconds (a
                 submission still queued then is withdrawn; one being applied may still commit).
         """
-        waiter = _LoopWaiter(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        waiter = _LoopWaiter(loop)
         self._put(sub, waiter)
+        if self.timeout is None:
+            return await waiter.future
+        # A plain timer that fails the future (so a submission still queued is withdrawn):
+        # asyncio.timeout's task bookkeeping cost about 3% of the event loop's CPU per write.
+        timer = loop.call_later(self.timeout, _expire, waiter.future, self.timeout)
         try:
-            async with asyncio.timeout(self.timeout):  # on expiry the future is cancelled: withdrawn
-                return await waiter.future
-        except TimeoutError:
-            raise UnavailableError(
-                f"the write took longer than {self.timeout} s; repeat the same body to learn its outcome",
-                retry_after=1.0,
-            ) from None
+            return await waiter.future
+        finally:
+            timer.cancel()
 
     def _run(self) -> None:
         with self.ledger.writer_session() as session:

@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["BodyLimit", "BodyTooLarge", "ClientGone", "DirectRoute", "read_body", "too_large"]
+__all__ = ["BodyLimit", "BodyTooLarge", "ClientGone", "DirectRoute", "JsonText", "read_body", "too_large"]
 
 #: Called with the request's scope and whole body; answers with the response to send.
 Handler = Callable[[Scope, bytes], Awaitable[Response]]
@@ -26,6 +26,23 @@ class BodyTooLarge(Exception):
 
 class ClientGone(Exception):
     """The client disconnected before it had sent the whole body."""
+
+
+_JSON_TYPE = (b"content-type", b"application/json")
+
+
+class JsonText(Response):
+    """A JSON answer from its ready text: the headers ``Response(text, status, media_type=
+    "application/json")`` sends, set directly (its header building cost about 2% of a write's
+    event-loop CPU)."""
+
+    media_type = "application/json"
+
+    def __init__(self, text: str, status_code: int) -> None:  # no super().__init__: set here
+        self.status_code = status_code
+        self.background = None
+        self.body = text.encode()
+        self.raw_headers = [(b"content-length", str(len(self.body)).encode("latin-1")), _JSON_TYPE]
 
 
 def too_large(limit: int) -> Response:

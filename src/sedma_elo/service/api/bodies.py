@@ -41,6 +41,10 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+#: One decoder for every body: ``json.loads`` with a hook builds a new ``JSONDecoder`` per call.
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates)
+
+
 def _is_json_type(content_type: str | None) -> bool:
     if not content_type:
         return True
@@ -63,7 +67,7 @@ def body_refusal(content_type: str | None, raw: bytes) -> Response | None:
         detail = [{"loc": ["body"], "msg": f"not UTF-8 at byte {exc.start}", "type": "json_invalid"}]
         return error_body(422, detail)
     try:
-        json.loads(text, object_pairs_hook=_no_duplicates)
+        _DECODER.decode(text)
     except _DuplicateKey as dup:
         detail = [{"loc": ["body", dup.key], "msg": "this key appears more than once", "type": "value_error"}]
         return error_body(422, detail)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ...core.model import Match, PlayerStats, Winner
 from ...storage.schema import MATCH_SLOTS, STAT_NAMES
-from ..payload import Submission, canonical_body, time_text
+from ..payload import Submission, time_text
 
 __all__ = [
     "FACT_COLUMNS",
@@ -147,7 +147,7 @@ def submission_of(row: Sequence[Any]) -> tuple[int, Submission]:
     """Decode a row selected with :data:`MATCH_COLUMNS` into ``(sequence, submission)``: the match
     with its canonical text and hash, equal to those of the submission that stored it."""
     seq, match, played_at = match_of(row)
-    return seq, Submission(match, canonical_body(match, played_at), played_at)
+    return seq, Submission(match, played_at)
 
 
 def intern_sqlite(raw: sqlite3.Connection, player_ids: Iterable[str]) -> dict[str, int]:

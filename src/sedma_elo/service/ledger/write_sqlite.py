@@ -78,32 +78,40 @@ def _apply_in(
     players = sorted({p for i in batch.todo for p in subs[i].match.players})
     ratings: dict[str, int] = {}
     played: dict[str, int] = {}
+    keys: dict[str, int] = {}
     if players:
+        # With their keys (a player rated in this version has one): one statement fewer per batch.
         # ORDER BY player_id steers SQLite to the primary key; without it the planner scanned the
         # whole version through the rank index (a 3x slower write path at 100,000 players).
         rows = raw.execute(
-            "SELECT player_id, rating, matches_played FROM player_ratings WHERE version_id = ?"
-            f" AND player_id IN ({', '.join('?' * len(players))}) ORDER BY player_id",
+            "SELECT r.player_id, r.rating, r.matches_played, p.id FROM player_ratings r"
+            " JOIN players p ON p.player_id = r.player_id WHERE r.version_id = ?"
+            f" AND r.player_id IN ({', '.join('?' * len(players))}) ORDER BY r.player_id",
             (version.id, *players),
         )
-        for pid, rating, count in rows:
+        for pid, rating, count, key in rows:
             ratings[pid] = rating
             played[pid] = count
+            keys[pid] = key
     known = set(ratings)
     # The sequence is taken only now, with the database's write lock held.
     top = int(raw.execute("SELECT coalesce(max(sequence), 0) FROM matches").fetchone()[0])
     sequences = range(top + 1, top + 1 + len(batch.todo))
     out = rate_batch(batch, version, ratings, played, sequences)
     if out.matches:
-        write_rows_sqlite(raw, version.id, out)
+        write_rows_sqlite(raw, version.id, out, keys)
         write_players_sqlite(raw, version.id, ratings, played, out.last_seq, known)
         append_match_events(raw, version.id, out)
     return batch.settle()
 
 
-def write_rows_sqlite(raw: sqlite3.Connection, version_id: int, rows: BatchRows) -> None:
-    """Insert a rated batch's ledger rows and rating changes, interning new players first."""
-    keys = intern_sqlite(raw, rows.last_seq)
+def write_rows_sqlite(
+    raw: sqlite3.Connection, version_id: int, rows: BatchRows, known: dict[str, int] | None = None
+) -> None:
+    """Insert a rated batch's ledger rows and rating changes; ``known`` holds keys already read,
+    the other players are looked up or interned first."""
+    keys = dict(known or {})
+    keys.update(intern_sqlite(raw, [p for p in rows.last_seq if p not in keys]))
     raw.executemany(
         SQLITE_INSERT_MATCHES,
         [

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError as PydanticValidationError
-from starlette.datastructures import Headers
 
 from ....errors import SedmaEloError
 from ....i18n import localized_changes, negotiate
@@ -16,6 +16,7 @@ from ...auth import KeyGuard, bearer_secret
 from ...faults import storage_fault
 from ...payload import MatchIn, submission_from_payload
 from ...writer import GroupWriter
+from ..asgi import JsonText
 from ..bodies import CheckedJsonRoute, body_refusal
 from ..deps import LedgerDep, MatchId, WriteKey, WriterDep
 from ..errors import error_response, request_validation_response
@@ -39,11 +40,7 @@ async def apply_payload(writer: GroupWriter, payload: MatchIn) -> Response:
         raise outcome.error
     if outcome.failure is not None:
         raise outcome.failure
-    return Response(
-        outcome.body,
-        status_code=201 if outcome.status == "created" else 200,
-        media_type="application/json",
-    )
+    return JsonText(outcome.body, 201 if outcome.status == "created" else 200)
 
 
 @router.post(
@@ -73,17 +70,36 @@ async def post_match(payload: MatchIn, _key: WriteKey, writer: WriterDep) -> Res
     return await apply_payload(writer, payload)
 
 
+def _auth_and_type(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None]:
+    """The first ``Authorization`` and ``Content-Type`` values of ASGI ``headers`` (names in lower case),
+    as ``starlette.datastructures.Headers.get`` gives them, in one pass over the list."""
+    auth = ctype = None
+    for name, value in headers:
+        if name == b"authorization":
+            if auth is None:
+                auth = value.decode("latin-1")
+        elif name == b"content-type" and ctype is None:
+            ctype = value.decode("latin-1")
+    return auth, ctype
+
+
 async def write_match(
-    guard: KeyGuard, writer: GroupWriter, headers: Headers, raw: bytes, address: str | None = None
+    guard: KeyGuard,
+    writer: GroupWriter,
+    headers: Iterable[tuple[bytes, bytes]],
+    raw: bytes,
+    address: str | None = None,
 ) -> Response:
-    """:func:`post_match` on a raw request (the direct route) from ``address``: key first, then the body.
+    """:func:`post_match` on a raw request (the direct route; ``headers`` as ASGI's scope has them)
+    from ``address``: key first, then the body.
 
     The answers equal :func:`post_match`'s (tests/service/test_direct_route.py), except that
     malformed JSON without a valid key gets 401 here, where FastAPI would parse first and answer 422.
     """
     try:
-        await guard.authorize_async(bearer_secret(headers.get("authorization")), "write", address)
-        refusal = body_refusal(headers.get("content-type"), raw)
+        authorization, content_type = _auth_and_type(headers)
+        await guard.authorize_async(bearer_secret(authorization), "write", address)
+        refusal = body_refusal(content_type, raw)
         if refusal is not None:
             return refusal
         try:
