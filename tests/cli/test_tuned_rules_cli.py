@@ -20,6 +20,7 @@ TUNED = [
     DOCS / "atp_tuned_zero_sum_rules.toml",
     DOCS / "atp_fair_tuned_v4_rules.toml",
     DOCS / "atp_fair_tuned_v4_balanced_rules.toml",
+    DOCS / "atp_fair_tuned_v4_balanced_eras_rules.toml",
 ]
 runner = CliRunner()
 
