@@ -215,3 +215,33 @@ def test_tune_drift_segments(tmp_path: Path, history: str) -> None:
     bad = runner.invoke(app, ["tune", history, "--out", str(out), "--drift-segments", "0"])
     assert bad.exit_code == 2
     assert "--drift-segments: must be at least 1, got 0" in bad.stderr
+
+
+def test_tune_fix_holds_a_coefficient(tmp_path: Path, history: str) -> None:
+    """--fix NAME=VALUE: every trial and the written rules keep that value; the front records it."""
+    out = tmp_path / "t.toml"
+    fixed = ["--fix", "k_factor.new_player_multiplier=1", "--fix", "k_factor.mode=games"]
+    result = runner.invoke(app, ["tune", history, "--out", str(out), "--trials", "3", *fixed])
+    assert result.exit_code == 0, result.output
+    front = json.loads(out.with_suffix(".front.json").read_text(encoding="utf-8"))
+    assert front["fixed"] == ["k_factor.new_player_multiplier=1", "k_factor.mode=games"]
+    assert "k_factor.new_player_multiplier" not in front["chosen"]["params"]
+    text = out.read_text(encoding="utf-8")
+    assert "new_player_multiplier = 1.0" in text and 'mode = "games"' in text
+
+
+@pytest.mark.parametrize(
+    ("fix", "message"),
+    [
+        ("k_factor.new_player_multiplier", "expected NAME=VALUE"),
+        ("no.such=1", "'no.such' is not a tuned coefficient"),
+        ("k_factor.new_player_multiplier=9", "must be in its tuning range [1, 3], got 9"),
+        ("k_factor.new_player_games=x", "must be an integer, got 'x'"),
+        ("k_factor.mode=fast", "must be one of rating, games, min, max"),
+    ],
+)
+def test_tune_fix_bad_value_exits_2(tmp_path: Path, history: str, fix: str, message: str) -> None:
+    """A bad --fix exits 2 with an error naming --fix and what is wrong."""
+    result = runner.invoke(app, ["tune", history, "--out", str(tmp_path / "t.toml"), "--fix", fix])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --fix: ") and message in result.stderr

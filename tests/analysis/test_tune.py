@@ -7,7 +7,14 @@ import pytest
 from sedma_elo import REFERENCE_RULES, rules_from_toml
 from sedma_elo.analysis.metrics import chronological_split
 from sedma_elo.analysis.table import table_from_matches
-from sedma_elo.analysis.tune import _params_of, rules_from_params, search_space, tune_rules, validation_loss
+from sedma_elo.analysis.tune import (
+    _params_of,
+    fix_params,
+    rules_from_params,
+    search_space,
+    tune_rules,
+    validation_loss,
+)
 from sedma_elo.core.model import Match
 from sedma_elo.errors import ValidationError
 
@@ -116,3 +123,20 @@ def test_local_search_refuses_a_negative_count(small_history) -> None:  # type: 
     t = table_from_matches(small_history)
     with pytest.raises(ValidationError, match="local"):
         tune_rules(t, chronological_split(len(t)), trials=1, local=-1)
+
+
+def test_fix_params_sets_the_value_and_drops_the_dimension() -> None:
+    """fix_params: the base rules get the fixed value and the search space loses that dimension."""
+    rules, space = fix_params(REFERENCE_RULES, ["update.newcomer_balance=0.5", "k_factor.new_player_games=9"])
+    assert rules.newcomer_balance == 0.5 and rules.k_new_player_games == 9
+    names = {p.name for p in space}
+    assert "update.newcomer_balance" not in names and "k_factor.new_player_games" not in names
+    assert len(space) == len(search_space()) - 2
+
+
+@pytest.mark.parametrize("fixes", [["margin.scale=0.1", "margin.scale=0.2"], ["k_factor.tiers[0].k=50"]])
+def test_fix_params_refuses_a_repeated_name_or_a_tier(fixes: list[str]) -> None:
+    """The same coefficient fixed twice, or one tier dimension alone, is an error naming --fix."""
+    with pytest.raises(ValidationError) as caught:
+        fix_params(REFERENCE_RULES, fixes)
+    assert caught.value.field == "--fix"

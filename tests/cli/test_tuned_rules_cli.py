@@ -15,7 +15,13 @@ from sedma_elo.cli import app
 from sedma_elo.core.fold import RatingState, fold
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-TUNED = [DOCS / "atp_tuned_rules.toml", DOCS / "atp_tuned_zero_sum_rules.toml"]
+TUNED = [
+    DOCS / "atp_tuned_rules.toml",
+    DOCS / "atp_tuned_zero_sum_rules.toml",
+    DOCS / "atp_fair_tuned_v4_rules.toml",
+    DOCS / "atp_fair_tuned_v4_balanced_rules.toml",
+    DOCS / "atp_fair_tuned_v4_balanced_eras_rules.toml",
+]
 runner = CliRunner()
 
 

@@ -20,7 +20,7 @@ TRANSLATED = [lang for lang in LANGUAGES if lang != "en"]
 #: English words of the reasons and notes that no translation keeps.
 ENGLISH_WORDS = re.compile(
     r"\b(rating|games played|new player|zero-sum|mean of|margin of victory|floored|floor|kept at|"
-    r"shared|outside|tier)\b"
+    r"shared|outside|tier|newcomer)\b"
 )
 _numbers = st.one_of(
     st.integers(-60_000, 60_000).map(str), st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: f"{x:.4g}")
@@ -39,6 +39,8 @@ def _varied() -> list[RatingResult]:
         out.append(rate(win, {"x": 1000, "y": 1300}, rules, games_played=games))
     zero_sum = R.replace(zero_sum=True, k_new_player_games=5, k_new_player_multiplier=2.0, margin_scale=0.2)
     out.append(rate(win, {"x": 1000, "y": 1300}, zero_sum, games_played=games))
+    balance = R.replace(k_new_player_games=5, k_new_player_multiplier=2.0, newcomer_balance=0.5)
+    out.append(rate(win, {"x": 1000, "y": 1300}, balance, games_played=games))
     out.append(rate(win, {"x": 1000, "y": 1000}, R.replace(rating_floor=990)))
     out.append(rate(win, {"x": 49_990, "y": 49_990}, R.replace(score_max=2.0, k_top=1000)))
     return out

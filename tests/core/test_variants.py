@@ -145,6 +145,58 @@ def test_zero_sum_established_without_newcomer_games_is_zero_sum() -> None:
     assert [c.rating_after for c in est.changes] == [c.rating_after for c in full.changes]
 
 
+NEWCOMER = R.replace(k_new_player_games=3, k_new_player_multiplier=2.0, newcomer_balance=1.0)
+
+
+def test_newcomer_balance_takes_the_multipliers_extra_from_the_opponent() -> None:
+    """newcomer_balance 1: the newcomer moves with x2, the opponent also gives back the extra half."""
+    result = rate(
+        Match.single("x", "y", "a"), {"x": 1100, "y": 1300}, NEWCOMER, games_played={"x": 2, "y": 7}
+    )
+    own_x = 80 * (1 - _e(1100, 1300))
+    assert result["x"].rating_after == 1100 + round(own_x)
+    assert result["y"].rating_after == 1300 + round(32 * (0 - _e(1300, 1100)) - own_x / 2)
+
+
+def test_newcomer_balance_leaves_the_pairs_total_of_rules_without_multiplier() -> None:
+    """newcomer_balance 1: the pair's unrounded total change is the one without the multiplier."""
+    match = Match.single("x", "y", "b", PlayerStats(won_by_16=1), PlayerStats(won_by_24=2))
+    ratings, games = {"x": 1150, "y": 1190}, {"x": 0, "y": 40}
+    balanced = rate(match, ratings, NEWCOMER.replace(score_max=1.1), games_played=games)
+    plain = rate(
+        match, ratings, NEWCOMER.replace(score_max=1.1, k_new_player_multiplier=1.0), games_played=games
+    )
+    assert sum(c.change for c in balanced.changes) == pytest.approx(sum(c.change for c in plain.changes))
+    assert "newcomer balance" in balanced["y"].notes[0]
+
+
+def test_newcomer_balance_share_gives_back_that_share() -> None:
+    """newcomer_balance 0.25: the opponent gives back a quarter of the newcomer's extra change."""
+    rules = NEWCOMER.replace(newcomer_balance=0.25)
+    result = rate(Match.single("x", "y", "b"), {"x": 1000, "y": 1000}, rules, games_played={"x": 0, "y": 9})
+    assert result["y"].change == pytest.approx(40 * 0.5 - 0.25 * (80 * -0.5) / 2)
+
+
+def test_newcomer_balance_splits_the_gift_among_the_opposing_team() -> None:
+    """2 vs 2: each opponent of a newcomer gives back half of that newcomer's extra change."""
+    match = Match(("a1", "a2"), ("b1", "b2"), "a", {})
+    ratings = {"a1": 1000, "a2": 1000, "b1": 1000, "b2": 1000}
+    games = {"a1": 0, "a2": 5, "b1": 5, "b2": 5}
+    result = rate(match, ratings, NEWCOMER, games_played=games)
+    assert result["a1"].change == pytest.approx(40.0)
+    assert result["b1"].change == pytest.approx(-20.0 - 20.0 / 2)
+    assert result["a2"].change == pytest.approx(20.0)
+
+
+def test_newcomer_balance_is_off_in_a_transfer() -> None:
+    """A match rated by the zero-sum transfer is already zero-sum: the balance changes nothing."""
+    match = Match.single("x", "y", "a")
+    ratings, games = {"x": 1100, "y": 1300}, {"x": 1, "y": 7}
+    on = rate(match, ratings, NEWCOMER.replace(zero_sum=True), games_played=games)
+    off = rate(match, ratings, NEWCOMER.replace(zero_sum=True, newcomer_balance=0.0), games_played=games)
+    assert [c.rating_after for c in on.changes] == [c.rating_after for c in off.changes]
+
+
 def test_zero_sum_team_match_conserves_the_total() -> None:
     """In a 2-vs-2 zero-sum match every member of a side moves by the same amount."""
     match = Match(("a1", "a2"), ("b1", "b2"), "b", {})

@@ -46,6 +46,7 @@ __all__ = [
     "LOCAL_PENALTY",
     "Param",
     "TuneResult",
+    "fix_params",
     "neighbour",
     "rules_from_params",
     "search_space",
@@ -79,6 +80,58 @@ def rules_from_params(
         RulesError: the point gives invalid rules (cannot happen inside the bounds).
     """
     return rules_from_point(params, base, name)
+
+
+def fix_params(base: Rules, fixes: Sequence[str]) -> tuple[Rules, tuple[Param, ...]]:
+    """Hold coefficients fixed: ``base`` with each ``NAME=VALUE`` of ``fixes``, and the space without them.
+
+    ``NAME`` is a dimension of :func:`search_space` other than the K tiers' (a TOML key such as
+    ``k_factor.new_player_multiplier``); ``VALUE`` one of its choices or a number inside its
+    tuning range.
+
+    Raises:
+        ValidationError: field ``--fix``: not ``NAME=VALUE``, an unknown or repeated name, or a value
+            that is not one of the choices or not a number in the range.
+        RulesError: the fixed value gives invalid rules.
+    """
+    space = search_space()
+    by_name = {p.name: p for p in space}
+    point: dict[str, float | str] = {}
+    for item in fixes:
+        key, sep, text = item.partition("=")
+        key, text = key.strip(), text.strip()
+        if not sep or not key or not text:
+            raise ValidationError("--fix", f"expected NAME=VALUE, got {item!r}")
+        param = by_name.get(key)
+        if param is None:
+            raise ValidationError("--fix", f"{key!r} is not a tuned coefficient (see docs/rules.md)")
+        if key.startswith("k_factor.tiers["):
+            # the tier dimensions are read together (boundaries as offsets and widths)
+            raise ValidationError("--fix", f"{key}: the tiers are searched together; set them in --rules")
+        if key in point:
+            raise ValidationError("--fix", f"{key!r} is given twice")
+        point[key] = _fixed_value(param, text)
+    rules = rules_from_point(point, base, base.name).replace(description=base.description) if point else base
+    return rules, tuple(p for p in space if p.name not in point)
+
+
+def _fixed_value(param: Param, text: str) -> float | str:
+    if param.choices:
+        if text not in param.choices:
+            raise ValidationError(
+                "--fix", f"{param.name} must be one of {', '.join(param.choices)}, got {text!r}"
+            )
+        return text
+    try:
+        value: float = int(text) if param.integer else float(text)
+    except ValueError:
+        kind = "an integer" if param.integer else "a number"
+        raise ValidationError("--fix", f"{param.name} must be {kind}, got {text!r}") from None
+    if not (param.low <= value <= param.high):
+        raise ValidationError(
+            "--fix", f"{param.name} must be in its tuning range [{param.low:g}, {param.high:g}], got {text}"
+        )
+    return value
 
 
 def validation_loss(

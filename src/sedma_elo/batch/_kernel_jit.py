@@ -30,7 +30,7 @@ _W16, _W24, _W4 = _S["margin.weight_16"], _S["margin.weight_24"], _S["margin.wei
 _WBAD, _M_MIN, _M_MAX = _S["margin.weight_bad_moves"], _S["margin.min"], _S["margin.max"]
 _ARITH, _ROUNDING, _KMODE = _S["arithmetic"], _S["rounding"], _S["k_factor.mode"]
 _NEW_GAMES, _ZERO_SUM, _FLOOR = _S["k_factor.new_player_games"], _S["update.zero_sum"], _S["update.floor"]
-_ZS_EST = _S["update.zero_sum_established"]
+_ZS_EST, _BALANCE = _S["update.zero_sum_established"], _S["update.newcomer_balance"]
 _MARGIN, _LO, _HI = LAYOUT.margin_on, LAYOUT.low, LAYOUT.high
 # Codes of the choices (their index in the declaration).
 _FLOAT32 = by_key("arithmetic").choices.index("float32")
@@ -162,6 +162,9 @@ def replay_loop(  # type: ignore[no-untyped-def]
     lo = ip[_LO]
     hi = ip[_HI]
     new_mult = p64[_NEW_MULT]
+    balance = p64[_BALANCE] if new_games > 0 else 0.0
+    # formula.newcomer_gifts: the share of a new player's change the multiplier added.
+    share = (new_mult - 1.0) / new_mult if new_mult > 1.0 else 0.0
     offset = (expected_table.size - 1) // 2
     span = np.float64(hi - lo)
     margin_sign = np.array([1.0, -1.0, 0.0])
@@ -215,8 +218,19 @@ def replay_loop(  # type: ignore[no-untyped-def]
             na = np.int64(_keep(np.float64(ra + moved), floor, hi))
             nb = np.int64(_keep(np.float64(rb - moved), floor, hi))
         else:
-            na = _round(_keep(ra + ka * (sa - ea), floor, hi), half_up)
-            nb = _round(_keep(rb + kb * (sb - eb), floor, hi), half_up)
+            da = ka * (sa - ea)
+            db = kb * (sb - eb)
+            if balance != 0.0:
+                # update.newcomer_balance (formula.newcomer_gifts): each side gives back part of
+                # the new opponent's extra change; one opponent, so the engine's "/ 1" is exact.
+                gift_b = balance * (da * share) if ga < new_games else 0.0
+                gift_a = balance * (db * share) if gb < new_games else 0.0
+                if gb < new_games:
+                    da = da - gift_a
+                if ga < new_games:
+                    db = db - gift_b
+            na = _round(_keep(ra + da, floor, hi), half_up)
+            nb = _round(_keep(rb + db, floor, hi), half_up)
         ratings[a] = na
         ratings[b] = nb
         games[a] = ga + 1

@@ -268,6 +268,15 @@ def tune_command(
             help="After the TPE trials, N local-search trials, each moving 1-3 coefficients of the best.",
         ),
     ] = 0,
+    fix: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fix",
+            metavar="NAME=VALUE",
+            help="Hold a tuned coefficient at VALUE (not searched; repeatable), e.g. "
+            "k_factor.new_player_multiplier=1.",
+        ),
+    ] = None,
     front: Annotated[
         Path | None,
         typer.Option(
@@ -293,7 +302,9 @@ def tune_command(
         table = _load(history, skip_bad, limit)
         split = chronological_split(len(table), test_fraction, valid_fraction)
         from ..analysis.objectives import Constraints
-        from ..analysis.tune import tune_rules  # optuna: slow to import
+        from ..analysis.tune import fix_params, tune_rules  # optuna: slow to import
+
+        base, space = fix_params(base, fix or [])
 
         if drift_segments < 1:
             raise ValidationError("--drift-segments", f"must be at least 1, got {drift_segments}")
@@ -321,6 +332,7 @@ def tune_command(
                 study_name=study_name,
                 base=base,
                 name=name,
+                space=space,
                 constraints=bounds,
                 objectives=1 if loss_only else len(OBJECTIVES),
                 on_trial=on_trial,
@@ -358,6 +370,7 @@ def tune_command(
             "rules": str(out),
             "objectives": list(OBJECTIVES[:1] if loss_only else OBJECTIVES),
             "constraints": bounds.to_dict(),
+            "fixed": list(fix or []),
             "trials": result.trials,
             "feasible": result.feasible,
             "chosen": {"trial": result.number, **result.measures.to_dict(), "params": dict(result.params)},

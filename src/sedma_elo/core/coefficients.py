@@ -251,6 +251,12 @@ COEFFICIENTS: tuple[Coefficient, ...] = (
         kernel="int",
     ),
     Coefficient(
+        "update.newcomer_balance", "newcomer_balance", "float", 0.0,
+        "share of a new player's extra change (the new-player multiplier's part) that their opponents"
+        " give back, outside the zero-sum transfer (1: the multiplier creates no points)",
+        *_SHARE, tune=Tune(0.0, 1.0), kernel="float",
+    ),
+    Coefficient(
         "update.floor", "rating_floor", "int", None, "lowest rating an update can leave (none: no floor)",
         *_R, optional=True, kernel="int", kernel_none=MIN_RATING,
     ),

@@ -26,6 +26,7 @@ from .formula import (
     compute_score,
     expected_score,
     k_explained,
+    newcomer_gifts,
     round_rating,
     team_dominance,
     team_rating,
@@ -402,6 +403,11 @@ def _rate_explained(
     if rules.transfers(games[p] or 0 for p in match.players):
         shared = zero_sum_change(match, ks, scores, expected_a)
         match_notes.append(reasons.NOTE_ZERO_SUM.format(k=f"{shared[0]:.4g}", score=f"{shared[1]:.4g}"))
+    gifts: dict[str, float] = {}
+    if shared is None and rules.newcomer_balance != 0.0 and rules.k_new_player_games > 0:
+        expected_of = {p: expected_a for p in match.team_a} | {p: expected_b for p in match.team_b}
+        own_changes = {p: ks[p] * (scores[p].adjusted - expected_of[p]) for p in ks}
+        gifts = newcomer_gifts(match, rules, games, own_changes)
     changes = []
     half_up = rules.rounding == "half_up"
     for side, team, before, own, other, expected, _ in sides:
@@ -419,6 +425,10 @@ def _rate_explained(
                 after = rating + moved if side == "a" else rating - moved
             else:
                 change = k * (score.adjusted - expected)
+                if player_id in gifts:
+                    # Gives back part of the extra change of the new players this one met.
+                    notes.append(reasons.NOTE_NEWCOMER_BALANCE.format(points=f"{gifts[player_id]:.4g}"))
+                    change = change - gifts[player_id]
                 after = round_rating(rating + change, half_up)
             kept = clamp_rating(after, rules.rating_floor)
             if kept != after:

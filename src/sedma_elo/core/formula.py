@@ -33,6 +33,7 @@ __all__ = [
     "f32",
     "k_factor",
     "k_games",
+    "newcomer_gifts",
     "player_k",
     "round_rating",
 ]
@@ -320,6 +321,35 @@ def zero_sum_change(
     mean_a = _mean_score([scores[p].adjusted for p in match.team_a])
     mean_b = _mean_score([scores[p].adjusted for p in match.team_b])
     return shared_k, (mean_a + (1.0 - mean_b)) * 0.5
+
+
+def newcomer_gifts(
+    match: Match,
+    rules: Rules,
+    games: Mapping[str, int | None],
+    changes: Mapping[str, float],
+) -> dict[str, float]:
+    """What each player gives back for the new players they met (``update.newcomer_balance``).
+
+    ``changes`` holds every player's own unrounded change ``K * (S - E)``. A new player's extra
+    change, the part the new-player multiplier ``m`` added, is ``change * (m - 1) / m`` (0 when
+    ``m`` is at most 1); the
+    opposing side gives back ``newcomer_balance`` of it, split evenly among its players, so that
+    with a balance of 1 the multiplier adds no points to the pair. The result maps each player to
+    the sum to subtract from their own change (only players who owe something). The kernel's
+    order of operations (one against one: one gift, divided by 1).
+    """
+    m = rules.k_new_player_multiplier
+    share = (m - 1.0) / m if m > 1.0 else 0.0  # a multiplier of at most 1 adds nothing to give back
+    balance = rules.newcomer_balance
+    gifts: dict[str, float] = {}
+    for team, other in ((match.team_a, match.team_b), (match.team_b, match.team_a)):
+        for player_id in team:
+            if (games[player_id] or 0) < rules.k_new_player_games:
+                gift = balance * (changes[player_id] * share) / len(other)
+                for opponent in other:
+                    gifts[opponent] = gifts.get(opponent, 0.0) + gift
+    return gifts
 
 
 def _mean_score(values: list[float]) -> float:

@@ -29,6 +29,7 @@ __all__ = [
     "NESTED",
     "NOTE_FLOOR",
     "NOTE_MARGIN",
+    "NOTE_NEWCOMER_BALANCE",
     "NOTE_RANGE",
     "NOTE_ZERO_SUM",
     "N_",
@@ -66,6 +67,9 @@ NOTE_ZERO_SUM = N_(
     "zero-sum: shared K {k} (mean of the players' K), transfer score {score}"
     " (mean of side a's adjusted score and 1 - side b's)"
 )
+NOTE_NEWCOMER_BALANCE = N_(
+    "newcomer balance: gives back {points} of the new-player multiplier's extra change of the opponents"
+)
 NOTE_FLOOR = N_("rating floor: raised from {after} to {kept}")
 NOTE_RANGE = N_("rating range: {after} is outside [{low}, {high}], kept at {kept}")
 
@@ -86,6 +90,7 @@ TEMPLATES: tuple[str, ...] = (
     K_CURVE,
     NOTE_MARGIN,
     NOTE_ZERO_SUM,
+    NOTE_NEWCOMER_BALANCE,
     NOTE_FLOOR,
     NOTE_RANGE,
 )

@@ -77,8 +77,9 @@ class Rules:
     ``malus_per_bad_move``, ``malus_cap``, ``loser_bonus_scale``, ``draw_bonus_scale``,
     ``score_min``, ``score_max``, ``rounding``, ``arithmetic``, ``team_rating``, and the variants
     ``k_mode``, ``k_games_a``/``b``/``c``/``min``, ``k_new_player_games``,
-    ``k_new_player_multiplier``, ``zero_sum``, ``zero_sum_established``, ``rating_floor``,
-    ``margin_*``. Every variant's default leaves the reference behaviour unchanged (``docs/rules.md``).
+    ``k_new_player_multiplier``, ``zero_sum``, ``zero_sum_established``, ``newcomer_balance``,
+    ``rating_floor``, ``margin_*``. Every variant's default leaves the reference behaviour unchanged
+    (``docs/rules.md``).
     """
 
     name: str = _D["name"]
@@ -107,6 +108,7 @@ class Rules:
     k_new_player_multiplier: float = _D["k_factor.new_player_multiplier"]
     zero_sum: bool = _D["update.zero_sum"]
     zero_sum_established: bool = _D["update.zero_sum_established"]
+    newcomer_balance: float = _D["update.newcomer_balance"]
     rating_floor: int | None = _D["update.floor"]
     margin_scale: float = _D["margin.scale"]
     margin_weight_16: float = _D["margin.weight_16"]
