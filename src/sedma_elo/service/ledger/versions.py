@@ -20,6 +20,7 @@ from ...storage.schema import matches, rating_changes, rating_versions
 from . import feed_events
 from .answers import Standings, StandingsOf, drop_derivable, keep_answers
 from .bulk import read_changes, write_changes
+from .key_order import rate_in_key_order
 from .reads import ReadsMixin
 from .rebuild import Progress, Rebuild, changed_sequences, rebuild_cache, standings_table
 from .rows import from_micros
@@ -162,8 +163,9 @@ class VersionsMixin(ReadsMixin):
     def _rebuild_from(
         self, conn: Connection, version: VersionInfo, start: int, progress: Progress | None = None
     ) -> None:
-        """Recompute ``version`` for every non-voided match from sequence ``start`` on, streaming:
-        each chunk is rated (:class:`.rebuild.Rebuild`) and its changes written at once.
+        """Recompute ``version`` for every non-voided match from sequence ``start`` on: the ledger is
+        rated (:class:`.rebuild.Rebuild`) and its changes written in primary-key order, in passes
+        over ranges of player keys that fit a memory budget (:mod:`.key_order`).
 
         Raises:
             ValidationError: the rules refuse a match (as the fold would).
@@ -172,6 +174,6 @@ class VersionsMixin(ReadsMixin):
         with rebuild_cache(raw, self._pg):
             plan = Rebuild(raw, self._ph, version, start, 2**62)
             plan.roll_back()
-            for changes in plan.rate(progress):
+            for changes in rate_in_key_order(plan, progress):
                 write_changes(raw, self._pg, version.id, changes)
             plan.write_players()
