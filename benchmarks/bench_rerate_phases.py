@@ -2,7 +2,7 @@
 
 Builds the base ledger of ``bench_bulk.py`` once per database (N ATP matches, an inactive version
 2 of N/2) and keeps it (``--keep DIR``: a SQLite file there, a PostgreSQL database
-``{prefix}_phases_base``) so that later runs skip the build. Then, for each code (``--after``,
+``{prefix}_phases_base_{n}``) so that later runs skip the build. Then, for each code (``--after``,
 default this checkout's ``src``, and ``--before SRC``), alternating ``--repeat`` times, a child
 process re-rates a fresh copy of the base under ``docs/atp_fair_tuned_rules.toml`` with the
 rebuild's functions wrapped in timers (wall seconds of each phase; on PostgreSQL the server's work
@@ -102,12 +102,12 @@ def child(op: str, url: str, n: int) -> None:
     print(json.dumps({"matches": done, "cpu": cpu, "wall": wall, **spent}))
 
 
-def _copy(kind: str, keep: Path, prefix: str, name: str) -> str:
+def _copy(kind: str, keep: Path, prefix: str, name: str, n: int) -> str:
     if kind == "sqlite":
         shutil.copyfile(keep / "base.db", keep / f"{name}.db")
         return f"sqlite:///{keep / name}.db"
     bench_bulk._pg(f"DROP DATABASE IF EXISTS {prefix}_{name} WITH (FORCE)")
-    bench_bulk._pg(f"CREATE DATABASE {prefix}_{name} TEMPLATE {prefix}_phases_base")
+    bench_bulk._pg(f"CREATE DATABASE {prefix}_{name} TEMPLATE {prefix}_phases_base_{n}")
     return PG_URL.format(db=f"{prefix}_{name}")
 
 
@@ -136,9 +136,9 @@ def _base(kind: str, keep: Path, prefix: str, n: int, src: Path) -> None:
         (keep / "base.db").unlink(missing_ok=True)
         url = f"sqlite:///{keep / 'base.db'}"
     else:
-        bench_bulk._pg(f"DROP DATABASE IF EXISTS {prefix}_phases_base WITH (FORCE)")
-        bench_bulk._pg(f"CREATE DATABASE {prefix}_phases_base")
-        url = PG_URL.format(db=f"{prefix}_phases_base")
+        bench_bulk._pg(f"DROP DATABASE IF EXISTS {prefix}_phases_base_{n} WITH (FORCE)")
+        bench_bulk._pg(f"CREATE DATABASE {prefix}_phases_base_{n}")
+        url = PG_URL.format(db=f"{prefix}_phases_base_{n}")
     env = dict(os.environ, PYTHONPATH=str(src))
     cmd = [sys.executable, bench_bulk.__file__, "--child", "build", "--url", url, "--matches", str(n)]
     subprocess.run(cmd, env=env, check=True)
@@ -170,7 +170,7 @@ def main() -> None:
         print("  code    " + "".join(f"{p:>9}" for p in (*PHASES, "wall", "cpu")) + "  matches/s")
         for _ in range(args.repeat):
             for label, src in codes:
-                url = _copy(kind, args.keep, args.prefix, f"phases_{label}")
+                url = _copy(kind, args.keep, args.prefix, f"phases_{label}", n)
                 try:
                     f = _run(args.op, url, n, src)
                 finally:
