@@ -164,9 +164,9 @@ class VersionsMixin(ReadsMixin):
         self, conn: Connection, version: VersionInfo, start: int, progress: Progress | None = None
     ) -> None:
         """Recompute ``version`` for every non-voided match from sequence ``start`` on: the ledger is
-        rated (:class:`.rebuild.Rebuild`) and its changes written: on PostgreSQL in primary-key
-        order, in passes over ranges of player keys that fit a memory budget (:mod:`.key_order`);
-        on SQLite chunk by chunk.
+        rated (:class:`.rebuild.Rebuild`) and its changes written chunk by chunk, or, into a version
+        holding nothing yet on PostgreSQL, in primary-key order, in passes over ranges of player
+        keys that fit a memory budget (:mod:`.key_order`).
 
         Raises:
             ValidationError: the rules refuse a match (as the fold would).
@@ -175,11 +175,14 @@ class VersionsMixin(ReadsMixin):
         with rebuild_cache(raw, self._pg):
             plan = Rebuild(raw, self._ph, version, start, 2**62)
             plan.roll_back()
-            # PostgreSQL: the whole rebuild in primary-key order (the key's b-tree then takes
-            # appends; 1.8x less time writing at 200,000 matches). SQLite: chunk by chunk, each in
-            # key order: its sequence index then takes each chunk's rows close together, where the
-            # whole rebuild in key order scattered them (1.4x the CPU). See docs/service.md.
-            chunks = rate_in_key_order(plan, progress) if self._pg else plan.rate(progress)
+            # A version holding nothing yet (a re-rate's), on PostgreSQL: the whole rebuild in
+            # primary-key order, appends to the key's b-tree (1.8x less time writing at 200,000
+            # matches). Otherwise chunk by chunk, each in key order: a catch-up's rows go between
+            # each player's earlier ones whatever the order (no gain measured), and on SQLite the
+            # sequence index took the whole rebuild in key order as scattered inserts (1.4x the
+            # CPU). See docs/service.md, "Writing a re-rate in key order".
+            fresh = self._pg and not plan.known
+            chunks = rate_in_key_order(plan, progress) if fresh else plan.rate(progress)
             for changes in chunks:
                 write_changes(raw, self._pg, version.id, changes)
             plan.write_players()
