@@ -10,9 +10,11 @@ is in the wall of the statement that waits for it):
 
 * ``setup``: the rebuild's reads of the standing before it (``Rebuild.__init__``) and roll-back;
 * ``read``: the ledger's chunks (``read_chunks``), ``rate``: the kernel and the fold (``rate_chunk``);
-* ``write``: the rating changes (``write_changes``, or the new code's ``write_version_changes``);
+* ``write``: the rating changes (``write_changes``);
 * ``players``: the player rows (``Rebuild.write_players``);
-* ``rest``: the rest of the transaction (feed, switch) and the commit.
+* ``rest``: the rest of the transaction (feed, switch) and the commit;
+
+and the child's peak resident memory (``ru_maxrss``) before the ``verify`` that checks the result.
 
 Usage::
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -79,9 +82,7 @@ def child(op: str, url: str, n: int) -> None:
     spent = dict.fromkeys(PHASES, 0.0)
     rebuild.read_chunks = _timed_iter(rebuild.read_chunks, spent, "read")  # type: ignore[assignment]
     rebuild.rate_chunk = _timed(rebuild.rate_chunk, spent, "rate")  # type: ignore[assignment]
-    for name in ("write_changes", "write_version_changes"):
-        if hasattr(versions, name):
-            setattr(versions, name, _timed(getattr(versions, name), spent, "write"))
+    versions.write_changes = _timed(versions.write_changes, spent, "write")  # type: ignore[assignment]
     plan = rebuild.Rebuild
     plan.__init__ = _timed(plan.__init__, spent, "setup")  # type: ignore[method-assign]
     plan.roll_back = _timed(plan.roll_back, spent, "setup")  # type: ignore[method-assign]
@@ -97,9 +98,10 @@ def child(op: str, url: str, n: int) -> None:
         done = n - n // 2
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     spent["rest"] = wall - sum(spent[k] for k in PHASES if k != "rest")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before verify's own
     assert ledger.verify().ok
     db.dispose()
-    print(json.dumps({"matches": done, "cpu": cpu, "wall": wall, **spent}))
+    print(json.dumps({"matches": done, "cpu": cpu, "wall": wall, "peak_mb": peak, **spent}))
 
 
 def _copy(kind: str, keep: Path, prefix: str, name: str, n: int) -> str:
@@ -167,7 +169,7 @@ def main() -> None:
     for kind in args.db.split(","):
         _base(kind, args.keep, args.prefix, n, args.before or args.after)
         print(f"== {kind} {args.op}, {n} matches; load average {os.getloadavg()}", flush=True)
-        print("  code    " + "".join(f"{p:>9}" for p in (*PHASES, "wall", "cpu")) + "  matches/s")
+        print("  code    " + "".join(f"{p:>9}" for p in (*PHASES, "wall", "cpu")) + "  matches/s  peak MB")
         for _ in range(args.repeat):
             for label, src in codes:
                 url = _copy(kind, args.keep, args.prefix, f"phases_{label}", n)
@@ -176,7 +178,8 @@ def main() -> None:
                 finally:
                     _drop(kind, args.keep, args.prefix, f"phases_{label}")
                 row = "".join(f"{f[p]:9.2f}" for p in (*PHASES, "wall", "cpu"))
-                print(f"  {label:7} {row}  {f['matches'] / f['wall']:>9,.0f}", flush=True)
+                rate = f["matches"] / f["wall"]
+                print(f"  {label:7} {row}  {rate:>9,.0f}  {f.get('peak_mb', 0):7.0f}", flush=True)
         print(f"  load average {os.getloadavg()}")
 
 

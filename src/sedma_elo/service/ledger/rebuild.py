@@ -102,8 +102,6 @@ class Rebuild:
                 known.discard(key)
                 state.ratings[key], state.games[key] = version.rules.initial_rating, 0
         self.known = known
-        #: The standing before ``start``, for :meth:`restart`.
-        self._initial = (state.ratings.copy(), state.games.copy())
         self.total = int(
             raw.execute(
                 f"SELECT count(*) FROM matches WHERE NOT voided AND sequence >= {ph} AND sequence <= {ph}",
@@ -127,12 +125,6 @@ class Rebuild:
             done += len(rows)
             if progress is not None:
                 progress(done, self.total)
-
-    def restart(self) -> None:
-        """Put the state back to the standing before ``start``: :meth:`rate` then rates the same
-        matches again (a rebuild written in passes over ranges of player keys, :mod:`.key_order`)."""
-        self.state.ratings[:], self.state.games[:] = self._initial
-        self.state.last[:] = 0
 
     def roll_back(self) -> None:
         """Set the version's player rows back to their standing before ``start`` and delete its

@@ -20,7 +20,6 @@ from ...storage.schema import matches, rating_changes, rating_versions
 from . import feed_events
 from .answers import Standings, StandingsOf, drop_derivable, keep_answers
 from .bulk import read_changes, write_changes
-from .key_order import rate_in_key_order
 from .reads import ReadsMixin
 from .rebuild import Progress, Rebuild, changed_sequences, rebuild_cache, standings_table
 from .rows import from_micros
@@ -163,10 +162,8 @@ class VersionsMixin(ReadsMixin):
     def _rebuild_from(
         self, conn: Connection, version: VersionInfo, start: int, progress: Progress | None = None
     ) -> None:
-        """Recompute ``version`` for every non-voided match from sequence ``start`` on: the ledger is
-        rated (:class:`.rebuild.Rebuild`) and its changes written chunk by chunk, or, into a version
-        holding nothing yet on PostgreSQL, in primary-key order, in passes over ranges of player
-        keys that fit a memory budget (:mod:`.key_order`).
+        """Recompute ``version`` for every non-voided match from sequence ``start`` on, streaming:
+        each chunk is rated (:class:`.rebuild.Rebuild`) and its changes written at once.
 
         Raises:
             ValidationError: the rules refuse a match (as the fold would).
@@ -175,14 +172,6 @@ class VersionsMixin(ReadsMixin):
         with rebuild_cache(raw, self._pg):
             plan = Rebuild(raw, self._ph, version, start, 2**62)
             plan.roll_back()
-            # A version holding nothing yet (a re-rate's), on PostgreSQL: the whole rebuild in
-            # primary-key order, appends to the key's b-tree (1.8x less time writing at 200,000
-            # matches). Otherwise chunk by chunk, each in key order: a catch-up's rows go between
-            # each player's earlier ones whatever the order (no gain measured), and on SQLite the
-            # sequence index took the whole rebuild in key order as scattered inserts (1.4x the
-            # CPU). See docs/service.md, "Writing a re-rate in key order".
-            fresh = self._pg and not plan.known
-            chunks = rate_in_key_order(plan, progress) if fresh else plan.rate(progress)
-            for changes in chunks:
+            for changes in plan.rate(progress):
                 write_changes(raw, self._pg, version.id, changes)
             plan.write_players()
