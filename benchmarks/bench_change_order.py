@@ -13,9 +13,9 @@ takes a second version of the same size, in one transaction, in each order in tu
   key's right edge: SQLite's b-tree append, PostgreSQL's rightmost-leaf fast path).
 
 SQLite: the inserting process's CPU (``process_time``: SQLite runs in it) with the 64 MB page cache
-of a rebuild. PostgreSQL: the server backend's CPU (``/proc/PID/stat``, this machine's server),
-the WAL written and the growth of both indexes. Wall times are printed too; on a shared machine
-compare the CPU.
+of a rebuild (``--cache-kib``). PostgreSQL: the server backend's CPU (``/proc/PID/stat``, this
+machine's server), the WAL written and the growth of both indexes. Wall times are printed too;
+on a shared machine compare the CPU.
 
 Usage::
 
@@ -69,7 +69,7 @@ def parts(ch: np.ndarray[Any, Any], order: str, chunk: int) -> list[np.ndarray[A
     return [p[np.lexsort((p[:, 0], p[:, 1]))] for p in out] if order == "chunk" else out
 
 
-def run_sqlite(ch: np.ndarray[Any, Any], chunk: int) -> None:
+def run_sqlite(ch: np.ndarray[Any, Any], chunk: int, cache_kib: int, orders: tuple[str, ...]) -> None:
     sql = "INSERT INTO rc VALUES (?, ?, ?, ?, ?)"
 
     def insert(conn: sqlite3.Connection, vid: int, part: np.ndarray[Any, Any]) -> None:
@@ -85,10 +85,10 @@ def run_sqlite(ch: np.ndarray[Any, Any], chunk: int) -> None:
         for p in parts(ch, "chunk", chunk):
             insert(conn, 1, p)
         conn.execute("COMMIT")
-        conn.execute("PRAGMA cache_size = -65536")
+        conn.execute(f"PRAGMA cache_size = {-cache_kib}")
         vid = 2
         for _ in range(2):
-            for order in ORDERS:
+            for order in orders:
                 cpu0, t0 = time.process_time(), time.perf_counter()
                 conn.execute("BEGIN")
                 for p in parts(ch, order, chunk):
@@ -160,12 +160,14 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=600_000)
     parser.add_argument("--chunk", type=int, default=40_000, help="changes per chunk (a rebuild's: ~40,000)")
     parser.add_argument("--db", default="sqlite,postgresql")
+    parser.add_argument("--cache-kib", type=int, default=65_536, help="SQLite's page cache (a rebuild's)")
+    parser.add_argument("--orders", default=",".join(ORDERS))
     parser.add_argument("--database", default=f"bench_order_{os.getpid()}", help="PostgreSQL database to use")
     args = parser.parse_args()
     ch = changes(args.matches)
     print(f"bench_change_order: {len(ch):,} changes a version; load average {os.getloadavg()}")
     if "sqlite" in args.db:
-        run_sqlite(ch, args.chunk)
+        run_sqlite(ch, args.chunk, args.cache_kib, tuple(args.orders.split(",")))
     if "postgresql" in args.db:
         run_pg(ch, args.chunk, args.database)
 
