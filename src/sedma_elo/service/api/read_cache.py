@@ -36,10 +36,12 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..ledger.base import LedgerBase
+from ...core.ids import MAX_ID_LENGTH, id_problem, normalize_id
+from ..ledger import Ledger
 from ..observability.middleware import Observe
 from ..observability.request_id import HEADER as REQUEST_ID
 from .kept_reads import KeptReads, Moved, moves
+from .routes.players import player_body
 
 __all__ = ["ReadCache"]
 
@@ -103,16 +105,18 @@ class ReadCache:
 
     def __init__(
         self,
-        ledger: LedgerBase,
+        ledger: Ledger,
         *,
         size: int,
         seconds: float,
+        provisional_matches: int,
         metrics: bool = True,
         access_log: bool = False,
     ) -> None:
         self.ledger = ledger
         self.size = size
         self.seconds = seconds
+        self.provisional_matches = provisional_matches
         self._answers: KeptReads[_Answer] = KeptReads(size)
         self._head: tuple[int, int | None] | None = None  # (feed head, active version) of _answers
         self._seen_commits = -1  # ledger.commits when the head was last read
@@ -138,9 +142,39 @@ class ReadCache:
             await self._observed[_template(scope["path"]) or _LEADERBOARD](scope, receive, send)
             return
         changes = self.ledger.commits
+        if not scope["query_string"] and _template(scope["path"]) != _LEADERBOARD:
+            body = await self._player_body(scope["path"][len(_PLAYER) :])
+            if body is not None:
+                scope["sedma_elo.computed"] = (key, head, changes, body)
+                await self._observed["/v1/players/{player_id}"](scope, receive, send)
+                return
         await app(scope, receive, self._keeping(scope, send, key, head, changes))
 
+    async def _player_body(self, player_id: str) -> bytes | None:
+        """The body of a found player's answer, read here without FastAPI's stack (a miss's cost).
+
+        ``None`` (FastAPI's route answers: its validation, errors and 404) unless ``player_id`` is
+        an id in normal form that the active version rates.
+        """
+        if len(player_id) > MAX_ID_LENGTH or id_problem(player_id) is not None:
+            return None
+        if normalize_id(player_id) != player_id:
+            return None
+        try:
+            record = await self.ledger.get_player_async(player_id)
+        except Exception:  # unknown player, or a database fault: the route's error mapping answers
+            return None
+        return player_body(record, self.provisional_matches)
+
     async def _send_kept(self, scope: Scope, receive: Receive, send: Send) -> None:
+        computed = scope.get("sedma_elo.computed")
+        if computed is not None:  # a player answer read by _player_body: kept as FastAPI's would be
+            key, head, changes, body = computed
+            keeping = self._keeping(scope, send, key, head, changes)
+            headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
+            await keeping({"type": "http.response.start", "status": 200, "headers": headers})
+            await keeping({"type": "http.response.body", "body": body})
+            return
         kept: _Answer = scope["sedma_elo.kept"]
         if _matches(_if_none_match(scope), kept.etag):
             headers = [(b"etag", kept.etag)]
