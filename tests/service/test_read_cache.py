@@ -140,3 +140,22 @@ def test_a_match_drops_only_the_answers_it_can_change(cached: Api) -> None:
         ("/v1/players/ann", b""),
         ("/v1/players/ben", b""),  # not in the match either
     }
+
+
+def test_a_player_miss_read_without_fastapi_answers_as_the_route(tmp_path: Any) -> None:
+    """The cache's own read of a player: the route's status, body and headers (besides ETag, id)."""
+    answers = []
+    for size in (0, 50_000):
+        for api in make_api(f"sqlite:///{tmp_path}/{size}.db", read_cache_size=size):
+            _seeded(api)
+            r = api.client.get("/v1/players/alice")
+            headers = {k: v for k, v in r.headers.items() if k not in ("etag", "x-request-id")}
+            answers.append((r.status_code, r.content, headers))
+    assert answers[0] == answers[1]
+
+
+def test_a_player_id_in_another_normal_form_is_found_through_the_route(cached: Api) -> None:
+    """``/v1/players/Jose\u0301`` (NFD) finds the player stored as NFC: the route normalises it."""
+    assert cached.post(single("s-0", "Jos\u00e9", "bob")).status_code == 201
+    nfd = cached.client.get("/v1/players/Jose\u0301")
+    assert (nfd.status_code, nfd.json()["player_id"]) == (200, "Jos\u00e9")

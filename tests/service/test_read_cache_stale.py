@@ -7,20 +7,16 @@ either app, every read of the cached app answers what the uncached one answers a
 
 from __future__ import annotations
 
-import os
-import tempfile
-
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     invariant,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
+from ledgers import ExampleDatabase, run_machine
 
-from conftest import _reset_pg, make_api, single
+from conftest import make_api, single
 from sedma_elo import REFERENCE_RULES
 
 #: Few players, so leaderboard places cross and pages of one or two rows move often.
@@ -32,12 +28,8 @@ class StaleMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        if self.url.startswith("sqlite"):
-            self._dir = tempfile.TemporaryDirectory()
-            url = f"sqlite:///{self._dir.name}/m.db"
-        else:
-            _reset_pg(self.url)
-            url = self.url
+        self._db = ExampleDatabase(self.url)
+        url = self._db.url
         self._cached_gen = make_api(url, read_cache_seconds=0)
         self.cached = next(self._cached_gen)
         self._plain_gen = make_api(url, read_cache_size=0)
@@ -49,8 +41,7 @@ class StaleMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         self._cached_gen.close()
         self._plain_gen.close()
-        if self.url.startswith("sqlite"):
-            self._dir.cleanup()
+        self._db.cleanup()
 
     def _same(self, path: str) -> str | None:
         """Read ``path`` from both apps, assert the same answer; its ``next_cursor``, if any."""
@@ -101,14 +92,4 @@ class StaleMachine(RuleBasedStateMachine):
 
 def test_no_kept_answer_is_ever_stale(db_url: str) -> None:
     """Random writes (here and elsewhere), voids and re-rates between reads: cached == uncached, always."""
-    StaleMachine.url = db_url
-    examples = 10 if db_url.startswith("postgresql") else 20
-    run_state_machine_as_test(
-        StaleMachine,
-        settings=settings(
-            max_examples=int(os.environ.get("SEDMA_ELO_STATEFUL_EXAMPLES", examples)),
-            stateful_step_count=20,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-        ),
-    )
+    run_machine(StaleMachine, db_url, (20, 10), 20)
