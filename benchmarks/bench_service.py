@@ -20,6 +20,8 @@ Usage::
         [--workers 1,2]
     .venv/bin/python benchmarks/bench_service.py --metrics-cost 3   # the metrics middleware's cost
     .venv/bin/python benchmarks/bench_service.py --reads-only --workers 1,2   # reads, cache off then on
+    .venv/bin/python benchmarks/bench_service.py --reads-only --read-cache on --mixed 2 \
+        --before /work/main/src        # reads while 2 connections write; main's code, then this one
 
 Needs ``wrk`` on the PATH: ``sudo apt-get install -y wrk`` (Debian, Ubuntu), ``brew install wrk``
 (macOS), or build it from https://github.com/wg/wrk.
@@ -38,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -236,7 +239,7 @@ def bench(kind: str, args: argparse.Namespace) -> None:
         key = seed(url, args.players)
         counts = [int(n) for n in str(args.workers).split(",")] if args.workers else [1]
         if args.reads_only:
-            reads_only(url, args)
+            reads_only(url, key, args)
             return
         if args.metrics_cost:
             metrics_cost(url, key, counts[0], args)
@@ -287,19 +290,49 @@ def read_phase(base: str, args: argparse.Namespace) -> None:
         report("player again", wrk(base, "/v1/players/p000001", PLAYER_LUA, d, c, {}))
 
 
-def reads_only(url: str, args: argparse.Namespace) -> None:
-    """``--reads-only``: the read phase for each process count and read-cache setting, in turn."""
+def reads_only(url: str, key: str, args: argparse.Namespace) -> None:
+    """``--reads-only``: the read phase for each process count, code and read-cache setting, in turn.
+
+    With ``--before SRC`` each setting runs first with the code in ``SRC`` (``PYTHONPATH``), then
+    with this checkout's; with ``--mixed N``, N connections post new matches during the reads.
+    """
     counts = [int(n) for n in str(args.workers).split(",")]
     caches = ["off", "on"] if args.read_cache == "both" else [args.read_cache]
+    codes = [("before", {"PYTHONPATH": args.before}), ("this code", {})] if args.before else [("", {})]
     for workers in counts:
         for cache in caches:
-            print(f"  -- {workers} process{'es' if workers > 1 else ''}, read cache {cache}")
-            extra = {"SEDMA_ELO_READ_CACHE_SIZE": "0"} if cache == "off" else {}
-            proc = serve(url, args.port, workers, **extra)
-            try:
-                read_phase(f"http://127.0.0.1:{args.port}", args)
-            finally:
-                stop(proc)
+            for code, env in codes:
+                label = f", {code}" if code else ""
+                print(f"  -- {workers} process{'es' if workers > 1 else ''}, read cache {cache}{label}")
+                extra = {"SEDMA_ELO_READ_CACHE_SIZE": "0"} if cache == "off" else {}
+                proc = serve(url, args.port, workers, **extra, **env)
+                try:
+                    base = f"http://127.0.0.1:{args.port}"
+                    if args.mixed:
+                        mixed_phase(base, key, args)
+                    else:
+                        read_phase(base, args)
+                finally:
+                    stop(proc)
+
+
+def mixed_phase(base: str, key: str, args: argparse.Namespace) -> None:
+    """The read phase while ``args.mixed`` connections post new matches (wrk in a second process)."""
+    phases = 3  # leaderboard, player reads, player again
+    env = {"BENCH_KEY": key, "BENCH_PREFIX": f"x{secrets.token_hex(3)}"}
+    writes: dict[str, dict[str, str]] = {}
+
+    def write() -> None:
+        d = phases * args.duration + 1
+        writes["w"] = wrk(base, "/v1/matches", POST_LUA, d, args.mixed, env)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        read_phase(base, args)
+    finally:
+        writer.join()
+    report("writes meanwhile", writes["w"])
 
 
 def metrics_cost(url: str, key: str, workers: int, args: argparse.Namespace) -> None:
@@ -341,6 +374,16 @@ def main() -> None:
         choices=["on", "off", "both"],
         default="both",
         help="with --reads-only: the read cache on, off (SEDMA_ELO_READ_CACHE_SIZE=0) or both in turn",
+    )
+    parser.add_argument(
+        "--before", metavar="SRC", help="with --reads-only: also serve the code in SRC (PYTHONPATH) first"
+    )
+    parser.add_argument(
+        "--mixed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --reads-only: N connections post new matches during the reads",
     )
     parser.add_argument(
         "--metrics-cost",

@@ -123,3 +123,39 @@ def test_with_zero_seconds_another_process_change_is_seen_at_once(tmp_path: Any)
         for writer in make_api(url):
             assert writer.post(single("s-other", "alice", "bob")).status_code == 201
         assert reader.get("/v1/players/alice").json()["matches_played"] == kept["matches_played"] + 1
+
+
+def test_a_match_drops_only_the_answers_it_can_change(cached: Api) -> None:
+    """A draw of two new players keeps the top page and the others' answers; theirs are dropped."""
+    assert cached.post(single("s-0", "ann", "ben")).status_code == 201
+    paths = ["/v1/leaderboard?limit=1", "/v1/players/ann", "/v1/players/ben", "/v1/leaderboard"]
+    for path in paths:
+        assert cached.client.get(path).status_code == 200
+    assert cached.post(single("s-1", "cat", "dan", "draw")).status_code == 201
+    assert cached.client.get("/v1/players/ben").status_code == 200  # reads the new head: drops what moved
+    app: Any = cached.client.app
+    kept = {(p.split("?")[0], p.split("?")[1].encode() if "?" in p else b"") for p in paths}
+    assert {k for k in kept if app.cached._answers.get(k) is not None} == {
+        ("/v1/leaderboard", b"limit=1"),
+        ("/v1/players/ann", b""),
+        ("/v1/players/ben", b""),  # not in the match either
+    }
+
+
+def test_a_player_miss_read_without_fastapi_answers_as_the_route(tmp_path: Any) -> None:
+    """The cache's own read of a player: the route's status, body and headers (besides ETag, id)."""
+    answers = []
+    for size in (0, 50_000):
+        for api in make_api(f"sqlite:///{tmp_path}/{size}.db", read_cache_size=size):
+            _seeded(api)
+            r = api.client.get("/v1/players/alice")
+            headers = {k: v for k, v in r.headers.items() if k not in ("etag", "x-request-id")}
+            answers.append((r.status_code, r.content, headers))
+    assert answers[0] == answers[1]
+
+
+def test_a_player_id_in_another_normal_form_is_found_through_the_route(cached: Api) -> None:
+    """``/v1/players/Jose\u0301`` (NFD) finds the player stored as NFC: the route normalises it."""
+    assert cached.post(single("s-0", "Jos\u00e9", "bob")).status_code == 201
+    nfd = cached.client.get("/v1/players/Jose\u0301")
+    assert (nfd.status_code, nfd.json()["player_id"]) == (200, "Jos\u00e9")

@@ -5,22 +5,19 @@ The replay also gives each player's history, which the newest-first recent chang
 
 from __future__ import annotations
 
-import os
-import tempfile
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     invariant,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
+from ledgers import ExampleDatabase, run_machine
 
-from conftest import _reset_pg, make_api
+from conftest import make_api
 from sedma_elo import REFERENCE_RULES, Match, PlayerStats, rate
 from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database
@@ -47,12 +44,8 @@ class LedgerMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        if self.url.startswith("sqlite"):
-            self._dir = tempfile.TemporaryDirectory()
-            url = f"sqlite:///{self._dir.name}/m.db"
-        else:
-            _reset_pg(self.url)
-            url = self.url
+        self._db = ExampleDatabase(self.url)
+        url = self._db.url
         self._gen = make_api(url)
         self.api = next(self._gen)
         self.posted: list[tuple[str, dict[str, Any], bytes]] = []  # in application order
@@ -62,8 +55,7 @@ class LedgerMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self._gen.close()
-        if self.url.startswith("sqlite"):
-            self._dir.cleanup()
+        self._db.cleanup()
 
     @rule(
         pair=st.permutations(POOL).map(lambda p: p[:2]),
@@ -157,17 +149,7 @@ class LedgerMachine(RuleBasedStateMachine):
 
 def test_ledger_state_machine(db_url: str) -> None:
     """Random sequences of posts, repeats, conflicts, voids and re-rates never break "stored == replay"."""
-    LedgerMachine.url = db_url
-    examples = 12 if db_url.startswith("postgresql") else 20
-    run_state_machine_as_test(
-        LedgerMachine,
-        settings=settings(
-            max_examples=int(os.environ.get("SEDMA_ELO_STATEFUL_EXAMPLES", examples)),
-            stateful_step_count=12,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-        ),
-    )
+    run_machine(LedgerMachine, db_url, (20, 12), 12)
 
 
 _ = pytest

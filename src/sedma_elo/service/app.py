@@ -138,6 +138,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
                 services.ledger,
                 size=settings.read_cache_size,
                 seconds=settings.read_cache_seconds,
+                provisional_matches=settings.provisional_matches,
                 metrics=settings.metrics,
                 access_log=settings.access_log,
             )

@@ -7,8 +7,12 @@ bytes back without FastAPI's middleware, router, validation, SQL or JSON (with a
 
 Freshness. Every applied match, void and switch of the active version writes a ``change_events``
 row in its own transaction (:mod:`sedma_elo.service.ledger.feed_events`), so the feed's head
-sequence names the ledger's state: answers are kept under the head they were computed at, and
-all of them are dropped when the head moves. The head is read again (one index probe, with the
+sequence names the ledger's state: answers are kept under the head they were computed at. When
+the head moves by at most :attr:`ReadCache.MAX_EVENTS` ``match`` events in the same active
+version, the events are read and only the answers they can make stale are dropped (the players
+they rated, the leaderboard pages their old or new places fall in: :mod:`.kept_reads`); after
+anything else (a void, a re-rate, a switch, a longer run of events) all are dropped. The head is
+read again (one index probe, with the
 active version's id) when
 
 * this process has committed a change since the last read (:attr:`LedgerBase.commits
@@ -32,15 +36,20 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..ledger.base import LedgerBase
+from ...core.ids import MAX_ID_LENGTH, id_problem, normalize_id
+from ..ledger import Ledger
 from ..observability.middleware import Observe
 from ..observability.request_id import HEADER as REQUEST_ID
+from .kept_reads import KeptReads, Moved, moves
+from .routes.players import player_body
 
 __all__ = ["ReadCache"]
 
 _LEADERBOARD = "/v1/leaderboard"
 _PLAYER = "/v1/players/"
 _NOT_MODIFIED = 304
+#: (feed head sequence, active version id): the state of the ledger the kept answers belong to.
+_Head = tuple[int, int | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +84,13 @@ def _matches(tags: bytes | None, etag: bytes) -> bool:
     return any(t.strip().removeprefix(b"W/") in (etag, b"*") for t in tags.split(b","))
 
 
+def _covers(base: _Head | None, kept_at: _Head | None, fresh: _Head) -> bool:
+    """Whether the events from ``base`` to ``fresh`` include all from ``kept_at`` to ``fresh``."""
+    if base is None or kept_at is None or kept_at[1] != fresh[1]:
+        return False
+    return base[0] <= kept_at[0] <= fresh[0]
+
+
 class ReadCache:
     """Serve the hot reads of ``ledger`` from kept answers (see the module docstring for freshness).
 
@@ -83,19 +99,25 @@ class ReadCache:
     log) as the FastAPI stack observes the rest.
     """
 
+    #: The most feed events read to drop only what they changed; past that, everything is dropped
+    #: (reading and parsing them would cost more than computing the answers again).
+    MAX_EVENTS = 1000
+
     def __init__(
         self,
-        ledger: LedgerBase,
+        ledger: Ledger,
         *,
         size: int,
         seconds: float,
+        provisional_matches: int,
         metrics: bool = True,
         access_log: bool = False,
     ) -> None:
         self.ledger = ledger
         self.size = size
         self.seconds = seconds
-        self._answers: dict[tuple[str, bytes], _Answer] = {}
+        self.provisional_matches = provisional_matches
+        self._answers: KeptReads[_Answer] = KeptReads(size)
         self._head: tuple[int, int | None] | None = None  # (feed head, active version) of _answers
         self._seen_commits = -1  # ledger.commits when the head was last read
         self._expires = 0.0
@@ -120,9 +142,39 @@ class ReadCache:
             await self._observed[_template(scope["path"]) or _LEADERBOARD](scope, receive, send)
             return
         changes = self.ledger.commits
+        if not scope["query_string"] and _template(scope["path"]) != _LEADERBOARD:
+            body = await self._player_body(scope["path"][len(_PLAYER) :])
+            if body is not None:
+                scope["sedma_elo.computed"] = (key, head, changes, body)
+                await self._observed["/v1/players/{player_id}"](scope, receive, send)
+                return
         await app(scope, receive, self._keeping(scope, send, key, head, changes))
 
+    async def _player_body(self, player_id: str) -> bytes | None:
+        """The body of a found player's answer, read here without FastAPI's stack (a miss's cost).
+
+        ``None`` (FastAPI's route answers: its validation, errors and 404) unless ``player_id`` is
+        an id in normal form that the active version rates.
+        """
+        if len(player_id) > MAX_ID_LENGTH or id_problem(player_id) is not None:
+            return None
+        if normalize_id(player_id) != player_id:
+            return None
+        try:
+            record = await self.ledger.get_player_async(player_id)
+        except Exception:  # unknown player, or a database fault: the route's error mapping answers
+            return None
+        return player_body(record, self.provisional_matches)
+
     async def _send_kept(self, scope: Scope, receive: Receive, send: Send) -> None:
+        computed = scope.get("sedma_elo.computed")
+        if computed is not None:  # a player answer read by _player_body: kept as FastAPI's would be
+            key, head, changes, body = computed
+            keeping = self._keeping(scope, send, key, head, changes)
+            headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
+            await keeping({"type": "http.response.start", "status": 200, "headers": headers})
+            await keeping({"type": "http.response.body", "body": body})
+            return
         kept: _Answer = scope["sedma_elo.kept"]
         if _matches(_if_none_match(scope), kept.etag):
             headers = [(b"etag", kept.etag)]
@@ -156,9 +208,7 @@ class ReadCache:
             headers = [*held.get("headers", ()), (b"etag", etag)]
             kept = _Answer([h for h in headers if h[0] != REQUEST_ID], body, etag)
             if head == self._head and changes == self.ledger.commits:
-                if len(self._answers) >= self.size:
-                    del self._answers[next(iter(self._answers))]  # the oldest kept answer
-                self._answers[key] = kept
+                self._answers.keep(key, kept, body)
             if _matches(_if_none_match(scope), etag):
                 await send(
                     {
@@ -188,10 +238,20 @@ class ReadCache:
         changes = self.ledger.commits  # read before the head: a commit during the read is caught next time
         started = time.monotonic()
         fresh = await self.ledger.read_head_async()
+        base = self._head
+        moved: list[Moved] | None = None
+        if base is not None and base[1] == fresh[1] and 0 < fresh[0] - base[0] <= self.MAX_EVENTS:
+            moved = moves(await self.ledger.read_events_async(base[0], fresh[0]))
         if ticket > self._applied:
             self._applied = ticket
-            if fresh != self._head:
-                self._answers.clear()
+            kept_at = self._head
+            if fresh != kept_at:
+                # The events after ``base`` cover those after ``kept_at`` (base <= kept_at): another
+                # ticket may have moved the head since this one read it.
+                if moved is not None and _covers(base, kept_at, fresh):
+                    self._answers.drop(moved)
+                else:
+                    self._answers.clear()
                 self._head = fresh
             self._seen_commits = changes
             self._expires = started + self.seconds

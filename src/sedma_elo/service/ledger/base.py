@@ -22,6 +22,7 @@ from .types import VersionInfo, now_text
 __all__ = ["LedgerBase"]
 
 _HEAD_SQL = "SELECT (SELECT max(sequence) FROM change_events), (SELECT id FROM rating_versions WHERE active)"
+_EVENTS_SQL = "SELECT kind, data FROM change_events WHERE sequence > ? AND sequence <= ? ORDER BY sequence"
 
 
 class LedgerBase:
@@ -67,6 +68,10 @@ class LedgerBase:
         if vid is not None:
             self._active = (int(vid), time.monotonic() + self.ACTIVE_TTL)
         return int(head or 0), None if vid is None else int(vid)
+
+    async def read_events_async(self, after: int, through: int) -> list[tuple[str, str]]:
+        """The change feed's ``(kind, data text)`` of sequences ``after`` < s <= ``through``, in order."""
+        return [(str(k), str(d)) for k, d in await self.reader.query(_EVENTS_SQL, (after, through))]
 
     def active_id(self) -> int:
         """The active version's id for readers (cached for :attr:`ACTIVE_TTL` seconds).

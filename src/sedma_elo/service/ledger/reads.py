@@ -22,9 +22,10 @@ from ...errors import NotFoundError, ValidationError
 from ...storage.schema import matches, player_ratings
 from .answers import standing_before
 from .base import LedgerBase
+from .coalesce import Coalescer
 from .cursors import encode_cursor, history_bound, history_cursor, leaderboard_key
 from .rows import MATCH_COLUMNS, MATCH_FROM, WINNER_CODES, from_micros, match_of, submission_of
-from .sql import LEADERBOARD_AFTER, LEADERBOARD_FIRST, PLAYER_SQL, SEARCH_SQL, history_sql
+from .sql import LEADERBOARD_AFTER, LEADERBOARD_FIRST, PLAYER_SQL, PLAYERS_SQL, SEARCH_SQL, history_sql
 from .types import MAX_PAGE, MAX_RECENT, HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord
 from .views import match_view
 
@@ -137,6 +138,8 @@ class ReadsMixin(LedgerBase):
 
     #: The JSON answer for one match (see :func:`~sedma_elo.service.ledger.views.match_view`).
     match_view = staticmethod(match_view)
+    #: PostgreSQL: the player lookups of the event loop, batched (made on first use, on that loop).
+    _players_batch: Coalescer[tuple[int, str], tuple[Any, ...]] | None = None
 
     def get_player(self, player_id: str, version_id: int | None = None) -> PlayerRecord:
         """A player's rating in the active (or given) version.
@@ -148,9 +151,27 @@ class ReadsMixin(LedgerBase):
         return _player_record(player_id, vid, self.db.query(PLAYER_SQL, (vid, player_id)))
 
     async def get_player_async(self, player_id: str, version_id: int | None = None) -> PlayerRecord:
-        """:meth:`get_player` for an event loop: waits for PostgreSQL without blocking the loop."""
+        """:meth:`get_player` for an event loop: waits for PostgreSQL without blocking the loop.
+
+        On PostgreSQL the players asked for while a lookup is out are read together by the next
+        one (:class:`~.coalesce.Coalescer`): one round trip per batch, not per request.
+        """
         vid = self.active_id() if version_id is None else version_id
-        return _player_record(player_id, vid, await self.reader.query(PLAYER_SQL, (vid, player_id)))
+        if not self._pg:  # SQLite runs the statement inline: nothing waits to be batched
+            return _player_record(player_id, vid, self.db.query(PLAYER_SQL, (vid, player_id)))
+        if self._players_batch is None:
+            self._players_batch = Coalescer(self._players_async)
+        row = await self._players_batch.get((vid, player_id))
+        return _player_record(player_id, vid, [] if row is None else [row])
+
+    async def _players_async(self, keys: list[tuple[int, str]]) -> dict[tuple[int, str], tuple[Any, ...]]:
+        """The (rating, matches played, last sequence) of each (version, player) of ``keys`` that exists."""
+        found: dict[tuple[int, str], tuple[Any, ...]] = {}
+        for vid in {v for v, _ in keys}:
+            ids = [pid for v, pid in keys if v == vid]
+            for pid, *row in await self.reader.query(PLAYERS_SQL, (vid, ids)):
+                found[vid, pid] = tuple(row)
+        return found
 
     def player_history(
         self,

@@ -24,6 +24,7 @@ __all__ = [
     "PG_SEQUENCES",
     "PG_STORED",
     "PG_UPDATE_PLAYERS",
+    "PLAYERS_SQL",
     "PLAYER_SQL",
     "SEARCH_SQL",
     "SQLITE_HELD_GAMES",
@@ -103,6 +104,11 @@ SQLITE_INSERT_PLAYERS = (
 # Reads (``?`` placeholders, for Database.query and AsyncReader.query).
 PLAYER_SQL = (
     "SELECT rating, matches_played, last_sequence FROM player_ratings WHERE version_id = ? AND player_id = ?"
+)
+#: PostgreSQL: many players of one version (an array of ids), for the batched hot read.
+PLAYERS_SQL = (
+    "SELECT player_id, rating, matches_played, last_sequence FROM player_ratings"
+    " WHERE version_id = ? AND player_id = ANY(?)"
 )
 SEARCH_SQL = (
     "SELECT player_id, rating, matches_played FROM player_ratings"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -9,13 +10,13 @@ from fastapi.responses import Response
 
 from ....core.ids import ID_PREFIX_PATTERN
 from ....core.provisional import is_provisional
-from ...ledger import MAX_PAGE, MAX_RECENT, HistoryOrder
+from ...ledger import MAX_PAGE, MAX_RECENT, HistoryOrder, PlayerRecord
 from ...payload import Id
 from ..deps import LedgerDep, PlayerId, ServicesDep, VersionQuery
 from ..responses import HistoryPage, Player, PlayerList, RecentChanges, errors
 from ..schemas import json_response
 
-__all__ = ["router"]
+__all__ = ["player_body", "router"]
 
 router = APIRouter(tags=["players"])
 
@@ -50,8 +51,13 @@ async def get_player(player_id: PlayerId, services: ServicesDep, version: Versio
     """
     # Hot path: one indexed lookup, awaited (the loop serves others while PostgreSQL answers).
     record = await services.ledger.get_player_async(player_id, version)
-    provisional = is_provisional(record.matches_played, services.settings.provisional_matches)
-    return json_response({**record.to_dict(), "provisional": provisional})
+    return Response(player_body(record, services.settings.provisional_matches), media_type="application/json")
+
+
+def player_body(record: PlayerRecord, provisional_matches: int) -> bytes:
+    """The JSON body of ``GET /v1/players/{player_id}`` for ``record`` (also the read cache's)."""
+    provisional = is_provisional(record.matches_played, provisional_matches)
+    return json.dumps({**record.to_dict(), "provisional": provisional}, separators=(",", ":")).encode()
 
 
 @router.get(
