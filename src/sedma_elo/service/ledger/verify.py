@@ -32,10 +32,9 @@ from .bulk import (
     names_of,
     query_int64,
     rate_chunk,
-    read_changes,
-    read_chunks,
     use_kernel,
 )
+from .packed import by_sequence_key, stored_changes, verify_chunks
 from .types import VerifyReport
 from .versions import VersionsMixin
 
@@ -97,18 +96,19 @@ def _chunks(
 ) -> Iterator[tuple[Int64Array, list[Int64Array | None]]]:
     """Each chunk of the ledger's rows and, for each of ``versions`` (``(id, last sequence)``),
     its stored changes in the chunk's range (``None``: the version ends before the chunk)."""
-    for low, high, rows in read_chunks(raw, pg, 0, _END):
+    for low, high, rows in verify_chunks(raw, pg, 0, _END):
         stored = [
-            read_changes(raw, pg, vid, low, min(high, through)) if low < through else None
+            stored_changes(raw, pg, vid, low, min(high, through)) if low < through else None
             for vid, through in versions
         ]
         yield rows, stored
 
 
 def _ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
-    """``items``, each produced by a thread while the caller works on the one before (PostgreSQL:
-    the server's reading of the next chunk overlaps the kernel's rating of this one). The thread
-    stops when the caller closes this generator; what the thread raises is raised here."""
+    """``items``, each produced by a thread while the caller works on the one before (the
+    database's reading of the next chunk overlaps the kernel's rating of this one: PostgreSQL's
+    server, SQLite's ``sqlite3_step``, which releases the GIL). The thread stops when the caller
+    closes this generator; what the thread raises is raised here."""
     if not threaded:
         yield from items
         return
@@ -244,7 +244,7 @@ class VerifyMixin(VersionsMixin):
         done = 0
         orphans = _orphans(raw) if first else []
         bounds = [(check.vid, check.through) for check in checks]
-        with self._chunk_reader(raw) as reader, closing(_ahead(_chunks(reader, pg, bounds), pg)) as chunks:
+        with self._chunk_reader(raw) as reader, closing(_ahead(_chunks(reader, pg, bounds), True)) as chunks:
             for rows, stored in chunks:
                 if first:
                     report.matches += len(rows)
@@ -257,9 +257,11 @@ class VerifyMixin(VersionsMixin):
                 for check, have in zip(checks, stored, strict=True):
                     if have is None:
                         continue
-                    mine = rows[rows[:, 0] <= check.through]
+                    # No copy of the chunk for a version that holds all of it (the active one).
+                    whole = not len(rows) or rows[-1, 0] <= check.through
+                    mine = rows if whole else rows[rows[:, 0] <= check.through]
                     want = rate_chunk(raw, ph, mine, check.rules, check.state, placeholders, kernel)
-                    want = want[np.lexsort((want[:, 1], want[:, 0]))]
+                    want = by_sequence_key(want)
                     if want.shape != have.shape or not np.array_equal(want, have):
                         self._list_changes(raw, check, want, have)
                 if len(names) > _NAMES_KEPT:
@@ -276,8 +278,9 @@ class VerifyMixin(VersionsMixin):
 
     @contextmanager
     def _chunk_reader(self, raw: Any) -> Iterator[Any]:
-        """The connection the ledger's chunks are read on: on PostgreSQL a second one in the same
-        snapshot (``pg_export_snapshot``), read from a thread while this one rates; on SQLite ``raw``.
+        """The connection the ledger's chunks are read on, from a thread while this one rates: on
+        PostgreSQL a second one in the same snapshot (``pg_export_snapshot``); on SQLite ``raw``
+        itself (its transaction is the snapshot; sqlite3 serialises the two threads' statements).
         """
         if not self._pg:
             yield raw
