@@ -108,7 +108,10 @@ def _ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
     """``items``, each produced by a thread while the caller works on the one before (the
     database's reading of the next chunk overlaps the kernel's rating of this one: PostgreSQL's
     server, SQLite's ``sqlite3_step``, which releases the GIL). The thread stops when the caller
-    closes this generator; what the thread raises is raised here."""
+    closes this generator; what the thread raises is raised here.
+
+    One item ahead at most: the thread produces the next item only once the caller has taken the
+    one before, so that two items are alive at a time (verify's memory), not three."""
     if not threaded:
         yield from items
         return
@@ -119,10 +122,13 @@ def _ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
         while not stop.is_set():
             try:
                 handoff.put(item, timeout=0.05)
-                return True
+                break
             except queue.Full:
                 continue
-        return False
+        with handoff.all_tasks_done:  # until the caller has taken it
+            while handoff.unfinished_tasks and not stop.is_set():
+                handoff.all_tasks_done.wait(0.05)
+        return not stop.is_set()
 
     def produce() -> None:
         try:
@@ -138,11 +144,13 @@ def _ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
     try:
         while True:
             more, item = handoff.get()
+            handoff.task_done()
             if not more:
                 if item is not None:
                     raise item
                 return
             yield item
+            item = None  # not kept alive while the next one is awaited
     finally:
         stop.set()
         thread.join()
@@ -228,7 +236,7 @@ class VerifyMixin(VersionsMixin):
     ) -> None:
         """Replay the ledger once for ``versions`` (``(id, rules, last sequence)``) and compare;
         ``players[key]`` says whether a player key names a player (``len(players)`` keys)."""
-        ph, pg = self._ph, self._pg
+        pg = self._pg
         size = len(players)
         # Shared by the versions: the sequence each key last played in, which verify never reads
         # (a key played in a version's replay iff its games count is above 0), and the names of
@@ -255,26 +263,42 @@ class VerifyMixin(VersionsMixin):
                         orphans += rows[lost, 0][: _MAX_MISMATCHES - len(orphans)].tolist()
                     rows = rows[~lost]
                 for check, have in zip(checks, stored, strict=True):
-                    if have is None:
-                        continue
-                    # No copy of the chunk for a version that holds all of it (the active one).
-                    whole = not len(rows) or rows[-1, 0] <= check.through
-                    mine = rows if whole else rows[rows[:, 0] <= check.through]
-                    want = rate_chunk(raw, ph, mine, check.rules, check.state, placeholders, kernel)
-                    want = by_sequence_key(want)
-                    if want.shape != have.shape or not np.array_equal(want, have):
-                        self._list_changes(raw, check, want, have)
+                    if have is not None:
+                        self._compare(raw, check, rows, have, placeholders, kernel)
                 if len(names) > _NAMES_KEPT:
                     names.clear()
                 done += len(rows)
                 if progress is not None:
                     progress(done, total)
+                # Dropped before the next chunk is awaited (two chunks alive, not three), and
+                # before the players' check after the last one.
+                del rows, stored, keys, lost, have
         report.mismatches += [
             f"sequence {seq}: a player key or the version id names no row" for seq in sorted(orphans)
         ][:_MAX_MISMATCHES]
         for check in checks:
             report.players += self._check_players(raw, check)
             report.mismatches += check.changes + check.players
+
+    def _compare(
+        self,
+        raw: Any,
+        check: _Check,
+        rows: Int64Array,
+        have: Int64Array,
+        placeholders: list[str],
+        kernel: bool,
+    ) -> None:
+        """Rate the chunk's ``rows`` up to the version's last sequence and compare the changes with
+        the stored ones (``have``, by sequence then key); differences go to ``check.changes``."""
+        # No copy of the chunk for a version that holds all of it (the active one).
+        whole = not len(rows) or rows[-1, 0] <= check.through
+        mine = rows if whole else rows[rows[:, 0] <= check.through]
+        want = by_sequence_key(
+            rate_chunk(raw, self._ph, mine, check.rules, check.state, placeholders, kernel)
+        )
+        if want.shape != have.shape or not np.array_equal(want, have):
+            self._list_changes(raw, check, want, have)
 
     @contextmanager
     def _chunk_reader(self, raw: Any) -> Iterator[Any]:
