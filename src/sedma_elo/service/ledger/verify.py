@@ -252,7 +252,10 @@ class VerifyMixin(VersionsMixin):
         done = 0
         orphans = _orphans(raw) if first else []
         bounds = [(check.vid, check.through) for check in checks]
-        with self._chunk_reader(raw) as reader, closing(_ahead(_chunks(reader, pg, bounds), True)) as chunks:
+        with (
+            self._chunk_reader(raw) as (reader, lookup),
+            closing(_ahead(_chunks(reader, pg, bounds), True)) as chunks,
+        ):
             for rows, stored in chunks:
                 if first:
                     report.matches += len(rows)
@@ -264,7 +267,7 @@ class VerifyMixin(VersionsMixin):
                     rows = rows[~lost]
                 for check, have in zip(checks, stored, strict=True):
                     if have is not None:
-                        self._compare(raw, check, rows, have, placeholders, kernel)
+                        self._compare(lookup, check, rows, have, placeholders, kernel)
                 if len(names) > _NAMES_KEPT:
                     names.clear()
                 done += len(rows)
@@ -301,13 +304,17 @@ class VerifyMixin(VersionsMixin):
             self._list_changes(raw, check, want, have)
 
     @contextmanager
-    def _chunk_reader(self, raw: Any) -> Iterator[Any]:
-        """The connection the ledger's chunks are read on, from a thread while this one rates: on
-        PostgreSQL a second one in the same snapshot (``pg_export_snapshot``); on SQLite ``raw``
-        itself (its transaction is the snapshot; sqlite3 serialises the two threads' statements).
+    def _chunk_reader(self, raw: Any) -> Iterator[tuple[Any, Any]]:
+        """The connection the ledger's chunks are read on, from a thread while this one rates, and
+        the one this thread looks player ids up on. On PostgreSQL: a second connection in the same
+        snapshot (``pg_export_snapshot``) reads, ``raw`` looks up. On SQLite ``raw`` reads (its
+        transaction is the snapshot) and a second connection looks up: on ``raw`` a look-up would
+        wait for the reader's whole packed chunk (sqlite3 serialises a connection's statements).
+        A player row is never changed or deleted, so any later read gives a key's id.
         """
         if not self._pg:
-            yield raw
+            with self.db.read.connect() as c:
+                yield raw, c.connection.driver_connection
             return
         snapshot = str(raw.execute("SELECT pg_export_snapshot()").fetchone()[0])
         assert snapshot.replace("-", "").isalnum()  # e.g. 00000003-0000001B-1: safe to quote
@@ -317,7 +324,7 @@ class VerifyMixin(VersionsMixin):
                 second: Any = reader.connection.driver_connection
                 # A utility statement takes no parameters.
                 second.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
-                yield second
+                yield second, raw
 
     def _list_changes(self, raw: Any, check: _Check, want: Int64Array, have: Int64Array) -> None:
         """Add the differences of one chunk's changes, in (sequence, player id) order."""
