@@ -22,8 +22,8 @@ down_revision = "0009_reads"
 branch_labels = None
 depends_on = None
 
-_NAME = "ix_rating_changes_sequence"
-_KEY = ["version_id", "sequence", "rating_before"]
+# The index and its key columns as 0009 left them.
+_NAME, _KEY = "ix_rating_changes_sequence", ["version_id", "sequence", "rating_before"]
 
 
 def _rebuild(key: list[str]) -> None:
