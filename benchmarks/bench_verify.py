@@ -17,13 +17,17 @@ process that only imports what ``verify`` imports before reading a row (its floo
 Usage::
 
     nice -n 5 .venv/bin/python benchmarks/bench_verify.py --league /tmp/league-1m.jsonl.gz \
-        --before /work/main/src [--data atp,league] [--db sqlite,postgresql] [--dir DIR]
+        --before /work/main/src [--data atp,league] [--db sqlite,postgresql] [--dir DIR] [--upgrade]
+
+With ``--upgrade`` the new code runs on a copy of each ledger that its own ``sedma-elo db upgrade``
+migrated (a new index, say), the old code on the ledger as the old code built it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -88,6 +92,23 @@ def ledger_url(kind: str, name: str, folder: Path) -> tuple[str, bool]:
     return f"postgresql://postgres@127.0.0.1:5432/{name}", exists
 
 
+def upgraded(kind: str, name: str, folder: Path, src: Path) -> str:
+    """The URL of a fresh copy of ledger ``name`` upgraded by ``src``'s ``db upgrade``
+    (``NAME_new``: the file copied, or a PostgreSQL database made from it as a template)."""
+    new = f"{name}_new"
+    if kind == "sqlite":
+        shutil.copyfile(folder / f"{name}.db", folder / f"{new}.db")
+        Path(f"{folder / new}.db-wal").unlink(missing_ok=True)
+        target = f"sqlite:///{folder / new}.db"
+    else:
+        _pg(f"DROP DATABASE IF EXISTS {new} WITH (FORCE)")
+        _pg(f"CREATE DATABASE {new} TEMPLATE {name}")
+        target = f"postgresql://postgres@127.0.0.1:5432/{new}"
+    wall = run(src, CLI, "db", "upgrade", "--database-url", target)[0]
+    print(f"  upgraded a copy ({target}) in {wall:.1f} s", flush=True)
+    return target
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", default="atp,league")
@@ -99,6 +120,11 @@ def main() -> None:
     parser.add_argument("--prefix", default="bench_verify", help="kept PostgreSQL databases' prefix")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--drop", action="store_true", help="drop the ledgers afterwards")
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="run --after on a copy of each ledger upgraded by its own `db upgrade` (a new migration)",
+    )
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     print(f"bench_verify; load average {os.getloadavg()}", flush=True)
@@ -115,21 +141,23 @@ def main() -> None:
             print(f"== {data} on {kind} ({url})", flush=True)
             if not exists:
                 build(url, path, args.after)
+            urls = {"after": upgraded(kind, name, args.dir, args.after) if args.upgrade else url}
             for _ in range(args.repeat):
                 for label, src in codes:
-                    wall, cpu, rss, out = run(src, CLI, "verify", "--no-progress", "--database-url", url)
+                    at = urls.get(label, url)
+                    wall, cpu, rss, out = run(src, CLI, "verify", "--no-progress", "--database-url", at)
                     matches = int(out.split(" matches")[0].rsplit(" ", 1)[-1])
                     print(
                         f"  verify {label:6} {matches:>9} matches {wall:7.2f} s {matches / wall:>9,.0f}/s"
                         f" {cpu:6.2f} s CPU {rss:6.0f} MB peak; load {os.getloadavg()[0]:.1f}",
                         flush=True,
                     )
-            if args.drop:
+            for kept in [name, f"{name}_new"] if args.drop else []:
                 if kind == "sqlite":
                     for extra in ("", "-wal", "-shm", "-writer.lock"):
-                        Path(f"{args.dir / name}.db{extra}").unlink(missing_ok=True)
+                        Path(f"{args.dir / kept}.db{extra}").unlink(missing_ok=True)
                 else:
-                    _pg(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+                    _pg(f"DROP DATABASE IF EXISTS {kept} WITH (FORCE)")
     print(f"load average at the end {os.getloadavg()}")
 
 

@@ -151,13 +151,16 @@ rating_changes = Table(
     Column("rating_after", Integer, nullable=False),
     # Covering for one match's ratings before (answers, explanations): SQLite's planner, without
     # statistics, scanned the whole version through the primary key when rating_before was not here.
-    # player_key is included on PostgreSQL (migration 0007): a career reads every slot's rating
+    # player_key is included on PostgreSQL (migration 0009): a career reads every slot's rating
     # before each match in one index-only probe. (SQLite's index holds the primary key anyway.)
+    # rating_after too (migration 0010): verify reads a version's changes by sequence range off
+    # this index alone (SQLite: no primary-key lookup per row, 2.5x fewer CPU seconds).
     Index(
         "ix_rating_changes_sequence",
         "version_id",
         "sequence",
         "rating_before",
+        "rating_after",
         postgresql_include=["player_key"],
     ),
     sqlite_with_rowid=False,

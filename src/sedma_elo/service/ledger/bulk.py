@@ -34,6 +34,7 @@ from ...storage.schema import MATCH_SLOTS, STAT_NAMES
 
 __all__ = [
     "CHUNK",
+    "CHUNK_EXPRESSIONS",
     "KERNEL_FROM",
     "KeyState",
     "copy_binary",
@@ -61,9 +62,16 @@ _JIT_MODULE = "sedma_elo.batch._kernel_jit"
 _WINNERS = ("a", "b", "draw")
 _STATS = tuple(f"{slot}_{name}" for slot in MATCH_SLOTS for name in STAT_NAMES)
 #: A chunk's columns: sequence, winner, the four slots' keys (-1: empty), the 16 counts (0: empty).
-_CHUNK_COLUMNS = "m.sequence, m.winner, m.a1, coalesce(m.a2, -1), m.b1, coalesce(m.b2, -1), " + ", ".join(
-    f"coalesce(m.{c}, 0)" for c in _STATS
+CHUNK_EXPRESSIONS = (
+    "m.sequence",
+    "m.winner",
+    "m.a1",
+    "coalesce(m.a2, -1)",
+    "m.b1",
+    "coalesce(m.b2, -1)",
+    *(f"coalesce(m.{c}, 0)" for c in _STATS),
 )
+_CHUNK_COLUMNS = ", ".join(CHUNK_EXPRESSIONS)
 #: Byte width of each chunk column in PostgreSQL's binary COPY (bigint, smallint, then integers).
 _CHUNK_WIDTHS = (8, 2) + (4,) * (4 + len(_STATS))
 #: The kernel's count columns (bad_a, bad_b, 16_a, 16_b, 24_a, 24_b, 4_a, 4_b) in a chunk's

@@ -32,10 +32,9 @@ from .bulk import (
     names_of,
     query_int64,
     rate_chunk,
-    read_changes,
-    read_chunks,
     use_kernel,
 )
+from .packed import by_sequence_key, stored_changes, verify_chunks
 from .types import VerifyReport
 from .versions import VersionsMixin
 
@@ -97,18 +96,22 @@ def _chunks(
 ) -> Iterator[tuple[Int64Array, list[Int64Array | None]]]:
     """Each chunk of the ledger's rows and, for each of ``versions`` (``(id, last sequence)``),
     its stored changes in the chunk's range (``None``: the version ends before the chunk)."""
-    for low, high, rows in read_chunks(raw, pg, 0, _END):
+    for low, high, rows in verify_chunks(raw, pg, 0, _END):
         stored = [
-            read_changes(raw, pg, vid, low, min(high, through)) if low < through else None
+            stored_changes(raw, pg, vid, low, min(high, through)) if low < through else None
             for vid, through in versions
         ]
         yield rows, stored
 
 
 def _ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
-    """``items``, each produced by a thread while the caller works on the one before (PostgreSQL:
-    the server's reading of the next chunk overlaps the kernel's rating of this one). The thread
-    stops when the caller closes this generator; what the thread raises is raised here."""
+    """``items``, each produced by a thread while the caller works on the one before (the
+    database's reading of the next chunk overlaps the kernel's rating of this one: PostgreSQL's
+    server, SQLite's ``sqlite3_step``, which releases the GIL). The thread stops when the caller
+    closes this generator; what the thread raises is raised here.
+
+    One item ahead at most: the thread produces the next item only once the caller has taken the
+    one before, so that two items are alive at a time (verify's memory), not three."""
     if not threaded:
         yield from items
         return
@@ -119,10 +122,13 @@ def _ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
         while not stop.is_set():
             try:
                 handoff.put(item, timeout=0.05)
-                return True
+                break
             except queue.Full:
                 continue
-        return False
+        with handoff.all_tasks_done:  # until the caller has taken it
+            while handoff.unfinished_tasks and not stop.is_set():
+                handoff.all_tasks_done.wait(0.05)
+        return not stop.is_set()
 
     def produce() -> None:
         try:
@@ -138,11 +144,13 @@ def _ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
     try:
         while True:
             more, item = handoff.get()
+            handoff.task_done()
             if not more:
                 if item is not None:
                     raise item
                 return
             yield item
+            item = None  # not kept alive while the next one is awaited
     finally:
         stop.set()
         thread.join()
@@ -228,7 +236,7 @@ class VerifyMixin(VersionsMixin):
     ) -> None:
         """Replay the ledger once for ``versions`` (``(id, rules, last sequence)``) and compare;
         ``players[key]`` says whether a player key names a player (``len(players)`` keys)."""
-        ph, pg = self._ph, self._pg
+        pg = self._pg
         size = len(players)
         # Shared by the versions: the sequence each key last played in, which verify never reads
         # (a key played in a version's replay iff its games count is above 0), and the names of
@@ -244,7 +252,10 @@ class VerifyMixin(VersionsMixin):
         done = 0
         orphans = _orphans(raw) if first else []
         bounds = [(check.vid, check.through) for check in checks]
-        with self._chunk_reader(raw) as reader, closing(_ahead(_chunks(reader, pg, bounds), pg)) as chunks:
+        with (
+            self._chunk_reader(raw) as (reader, lookup),
+            closing(_ahead(_chunks(reader, pg, bounds), True)) as chunks,
+        ):
             for rows, stored in chunks:
                 if first:
                     report.matches += len(rows)
@@ -255,18 +266,16 @@ class VerifyMixin(VersionsMixin):
                         orphans += rows[lost, 0][: _MAX_MISMATCHES - len(orphans)].tolist()
                     rows = rows[~lost]
                 for check, have in zip(checks, stored, strict=True):
-                    if have is None:
-                        continue
-                    mine = rows[rows[:, 0] <= check.through]
-                    want = rate_chunk(raw, ph, mine, check.rules, check.state, placeholders, kernel)
-                    want = want[np.lexsort((want[:, 1], want[:, 0]))]
-                    if want.shape != have.shape or not np.array_equal(want, have):
-                        self._list_changes(raw, check, want, have)
+                    if have is not None:
+                        self._compare(lookup, check, rows, have, placeholders, kernel)
                 if len(names) > _NAMES_KEPT:
                     names.clear()
                 done += len(rows)
                 if progress is not None:
                     progress(done, total)
+                # Dropped before the next chunk is awaited (two chunks alive, not three), and
+                # before the players' check after the last one.
+                del rows, stored, keys, lost, have
         report.mismatches += [
             f"sequence {seq}: a player key or the version id names no row" for seq in sorted(orphans)
         ][:_MAX_MISMATCHES]
@@ -274,13 +283,38 @@ class VerifyMixin(VersionsMixin):
             report.players += self._check_players(raw, check)
             report.mismatches += check.changes + check.players
 
+    def _compare(
+        self,
+        raw: Any,
+        check: _Check,
+        rows: Int64Array,
+        have: Int64Array,
+        placeholders: list[str],
+        kernel: bool,
+    ) -> None:
+        """Rate the chunk's ``rows`` up to the version's last sequence and compare the changes with
+        the stored ones (``have``, by sequence then key); differences go to ``check.changes``."""
+        # No copy of the chunk for a version that holds all of it (the active one).
+        whole = not len(rows) or rows[-1, 0] <= check.through
+        mine = rows if whole else rows[rows[:, 0] <= check.through]
+        want = by_sequence_key(
+            rate_chunk(raw, self._ph, mine, check.rules, check.state, placeholders, kernel)
+        )
+        if want.shape != have.shape or not np.array_equal(want, have):
+            self._list_changes(raw, check, want, have)
+
     @contextmanager
-    def _chunk_reader(self, raw: Any) -> Iterator[Any]:
-        """The connection the ledger's chunks are read on: on PostgreSQL a second one in the same
-        snapshot (``pg_export_snapshot``), read from a thread while this one rates; on SQLite ``raw``.
+    def _chunk_reader(self, raw: Any) -> Iterator[tuple[Any, Any]]:
+        """The connection the ledger's chunks are read on, from a thread while this one rates, and
+        the one this thread looks player ids up on. On PostgreSQL: a second connection in the same
+        snapshot (``pg_export_snapshot``) reads, ``raw`` looks up. On SQLite ``raw`` reads (its
+        transaction is the snapshot) and a second connection looks up: on ``raw`` a look-up would
+        wait for the reader's whole packed chunk (sqlite3 serialises a connection's statements).
+        A player row is never changed or deleted, so any later read gives a key's id.
         """
         if not self._pg:
-            yield raw
+            with self.db.read.connect() as c:
+                yield raw, c.connection.driver_connection
             return
         snapshot = str(raw.execute("SELECT pg_export_snapshot()").fetchone()[0])
         assert snapshot.replace("-", "").isalnum()  # e.g. 00000003-0000001B-1: safe to quote
@@ -290,7 +324,7 @@ class VerifyMixin(VersionsMixin):
                 second: Any = reader.connection.driver_connection
                 # A utility statement takes no parameters.
                 second.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
-                yield second
+                yield second, raw
 
     def _list_changes(self, raw: Any, check: _Check, want: Int64Array, have: Int64Array) -> None:
         """Add the differences of one chunk's changes, in (sequence, player id) order."""
