@@ -172,6 +172,7 @@ def rules_strategy(draw: st.DrawFn) -> Rules:
         k_new_player_multiplier=draw(st.floats(0.0, 3.0)),
         zero_sum=draw(st.booleans()),
         zero_sum_established=draw(st.booleans()),
+        zero_sum_newcomers=draw(st.booleans()),
         newcomer_balance=draw(st.one_of(st.just(0.0), unit)),
         rating_floor=draw(st.one_of(st.none(), st.integers(initial - 300, initial))),
         margin_scale=draw(st.one_of(st.just(0.0), st.floats(-1.0, 1.0))),
@@ -229,6 +230,10 @@ VARIANTS = {
     "newcomer_balance": REFERENCE_RULES.replace(
         zero_sum_established=True, k_new_player_games=6, k_new_player_multiplier=1.8, newcomer_balance=0.7,
         score_max=1.05,
+    ),
+    "zero_sum_newcomers": REFERENCE_RULES.replace(
+        zero_sum_established=True, zero_sum_newcomers=True, k_new_player_games=6, k_new_player_multiplier=1.8,
+        newcomer_balance=1.0, score_max=1.05,
     ),
     "newcomer_balance_margin": REFERENCE_RULES.replace(
         k_new_player_games=8, k_new_player_multiplier=2.5, newcomer_balance=1.0, margin_scale=0.2,

@@ -145,6 +145,38 @@ def test_zero_sum_established_without_newcomer_games_is_zero_sum() -> None:
     assert [c.rating_after for c in est.changes] == [c.rating_after for c in full.changes]
 
 
+def test_zero_sum_newcomers_transfers_between_newcomers() -> None:
+    """zero_sum_newcomers: two new players share one transfer with the mean of their fast K (x2)."""
+    rules = R.replace(zero_sum_newcomers=True, k_new_player_games=3, k_new_player_multiplier=2.0)
+    result = rate(Match.single("x", "y", "a"), {"x": 1100, "y": 1300}, rules, games_played={"x": 0, "y": 2})
+    transfer = round((80 + 64) / 2 * (1 - _e(1100, 1300)))
+    assert result["x"].rating_after == 1100 + transfer
+    assert result["y"].rating_after == 1300 - transfer
+
+
+def test_zero_sum_newcomers_leaves_a_newcomer_against_an_established_player_per_player() -> None:
+    """zero_sum_newcomers with zero_sum_established: a newcomer's match with an established player
+    is still rated per player."""
+    rules = R.replace(
+        zero_sum_established=True, zero_sum_newcomers=True, k_new_player_games=3, k_new_player_multiplier=2.0
+    )
+    result = rate(Match.single("x", "y", "a"), {"x": 1100, "y": 1300}, rules, games_played={"x": 2, "y": 7})
+    assert result["x"].rating_after == 1100 + round(80 * (1 - _e(1100, 1300)))
+    assert result["y"].rating_after == 1300 + round(32 * (0 - _e(1300, 1100)))
+
+
+def test_zero_sum_newcomers_conserves_a_newcomers_team_match() -> None:
+    """2 vs 2 of new players with winner bonuses above 1: the four ratings' sum is unchanged."""
+    rules = R.replace(
+        zero_sum_newcomers=True, k_new_player_games=5, k_new_player_multiplier=1.5, score_max=1.2
+    )
+    match = Match(("a1", "a2"), ("b1", "b2"), "a", {"a1": PlayerStats(won_by_24=3)})
+    ratings = {"a1": 1000, "a2": 1040, "b1": 990, "b2": 1010}
+    result = rate(match, ratings, rules, games_played=dict.fromkeys(ratings, 1))
+    assert sum(c.rating_after for c in result.changes) == sum(ratings.values())
+    assert "zero-sum" in result["a1"].notes[0]
+
+
 NEWCOMER = R.replace(k_new_player_games=3, k_new_player_multiplier=2.0, newcomer_balance=1.0)
 
 

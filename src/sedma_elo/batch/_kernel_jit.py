@@ -31,6 +31,7 @@ _WBAD, _M_MIN, _M_MAX = _S["margin.weight_bad_moves"], _S["margin.min"], _S["mar
 _ARITH, _ROUNDING, _KMODE = _S["arithmetic"], _S["rounding"], _S["k_factor.mode"]
 _NEW_GAMES, _ZERO_SUM, _FLOOR = _S["k_factor.new_player_games"], _S["update.zero_sum"], _S["update.floor"]
 _ZS_EST, _BALANCE = _S["update.zero_sum_established"], _S["update.newcomer_balance"]
+_ZS_NEW = _S["update.zero_sum_newcomers"]
 _MARGIN, _LO, _HI = LAYOUT.margin_on, LAYOUT.low, LAYOUT.high
 # Codes of the choices (their index in the declaration).
 _FLOAT32 = by_key("arithmetic").choices.index("float32")
@@ -157,6 +158,7 @@ def replay_loop(  # type: ignore[no-untyped-def]
     new_games = ip[_NEW_GAMES]
     zero_sum = ip[_ZERO_SUM] != 0
     zero_sum_est = ip[_ZS_EST] != 0
+    zero_sum_new = ip[_ZS_NEW] != 0
     floor = ip[_FLOOR]  # MIN_RATING when the rules have no floor
     margin = ip[_MARGIN] != 0
     lo = ip[_LO]
@@ -206,9 +208,13 @@ def replay_loop(  # type: ignore[no-untyped-def]
         # Every update is kept in [floor, hi] (floor >= lo). The float is clamped before it is
         # rounded so that a huge K cannot overflow int64; for integer bounds that is the same
         # as the engine's rounding first and clamping then.
-        # zero_sum_established: the transfer for a match of two established players (the
-        # engine's Rules.transfers).
-        if zero_sum or (zero_sum_est and ga >= new_games and gb >= new_games):
+        # zero_sum_established / zero_sum_newcomers: the transfer for a match of two
+        # established players / of two new players (the engine's Rules.transfers).
+        if (
+            zero_sum
+            or (zero_sum_est and ga >= new_games and gb >= new_games)
+            or (zero_sum_new and ga < new_games and gb < new_games)
+        ):
             shared = (ka + kb) / 2.0
             s = (sa + (1.0 - sb)) * 0.5
             t = shared * (s - ea)

@@ -251,6 +251,11 @@ COEFFICIENTS: tuple[Coefficient, ...] = (
         kernel="int",
     ),
     Coefficient(
+        "update.zero_sum_newcomers", "zero_sum_newcomers", "bool", False,
+        "the zero-sum transfer also when every player has fewer than k_factor.new_player_games games",
+        kernel="int",
+    ),
+    Coefficient(
         "update.newcomer_balance", "newcomer_balance", "float", 0.0,
         "share of a new player's extra change (the new-player multiplier's part) that their opponents"
         " give back, outside the zero-sum transfer (1: the multiplier creates no points)",

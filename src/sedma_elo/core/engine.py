@@ -222,6 +222,7 @@ def _has_variants(rules: Rules) -> bool:
         or rules.uses_margin
         or rules.zero_sum
         or rules.zero_sum_established
+        or rules.zero_sum_newcomers
         or rules.rating_floor is not None
     )
 

@@ -77,7 +77,8 @@ class Rules:
     ``malus_per_bad_move``, ``malus_cap``, ``loser_bonus_scale``, ``draw_bonus_scale``,
     ``score_min``, ``score_max``, ``rounding``, ``arithmetic``, ``team_rating``, and the variants
     ``k_mode``, ``k_games_a``/``b``/``c``/``min``, ``k_new_player_games``,
-    ``k_new_player_multiplier``, ``zero_sum``, ``zero_sum_established``, ``newcomer_balance``,
+    ``k_new_player_multiplier``, ``zero_sum``, ``zero_sum_established``, ``zero_sum_newcomers``,
+    ``newcomer_balance``,
     ``rating_floor``, ``margin_*``. Every variant's default leaves the reference behaviour unchanged
     (``docs/rules.md``).
     """
@@ -108,6 +109,7 @@ class Rules:
     k_new_player_multiplier: float = _D["k_factor.new_player_multiplier"]
     zero_sum: bool = _D["update.zero_sum"]
     zero_sum_established: bool = _D["update.zero_sum_established"]
+    zero_sum_newcomers: bool = _D["update.zero_sum_newcomers"]
     newcomer_balance: float = _D["update.newcomer_balance"]
     rating_floor: int | None = _D["update.floor"]
     margin_scale: float = _D["margin.scale"]
@@ -145,11 +147,16 @@ class Rules:
 
         ``zero_sum`` makes every match a transfer; ``zero_sum_established`` only a match in which
         every player has at least ``k_new_player_games`` games (an established players' match), so
-        that a newcomer's faster K still moves only the newcomer.
+        that a newcomer's faster K still moves only the newcomer; ``zero_sum_newcomers`` also a
+        match in which every player has fewer (all new: the shared K is a mean of fast K factors).
         """
         if self.zero_sum:
             return True
-        return self.zero_sum_established and all(g >= self.k_new_player_games for g in games)
+        counts = list(games)
+        new = self.k_new_player_games
+        if self.zero_sum_established and all(g >= new for g in counts):
+            return True
+        return self.zero_sum_newcomers and all(g < new for g in counts)
 
     @property
     def uses_margin(self) -> bool:

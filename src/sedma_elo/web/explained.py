@@ -85,7 +85,13 @@ def what_if(
     Empty when the rules' variants (K by games played, zero-sum, margin) acted: a re-rating would need
     more than the ratings before the match.
     """
-    variants = rules.uses_games_played or rules.zero_sum or rules.zero_sum_established or rules.uses_margin
+    variants = (
+        rules.uses_games_played
+        or rules.zero_sum
+        or rules.zero_sum_established
+        or rules.zero_sum_newcomers
+        or rules.uses_margin
+    )
     if variants or not changes:
         return {}
     try:
