@@ -21,6 +21,7 @@ TUNED = [
     DOCS / "atp_fair_tuned_v4_rules.toml",
     DOCS / "atp_fair_tuned_v4_balanced_rules.toml",
     DOCS / "atp_fair_tuned_v4_balanced_eras_rules.toml",
+    DOCS / "atp_fair_tuned_v5_rules.toml",
 ]
 runner = CliRunner()
 
