@@ -41,7 +41,7 @@ from ...errors import HistoryError, NotFoundError, SedmaEloError
 from ...storage.schema import MATCH_SLOTS
 from .base import LedgerBase
 from .bulk import Int64Array, KeyState, rate_chunk, use_kernel, write_changes
-from .feed_events import append_events, match_event, player_json
+from .feed_events import append_events, match_event, match_player
 from .import_rows import ImportRows, import_rows, located
 from .rebuild import store_players
 from .rows import FACT_COLUMNS, PG_INTERN, intern_sqlite, micros, now_micros
@@ -407,7 +407,7 @@ def _write_feed(
     events = []
     for i, seq in enumerate(seqs.tolist()):
         players = [
-            player_json(ids[slots[i][s]], before_l[i][s], after_l[i][s]) for s in order if slots[i][s] >= 0
+            match_player(ids[slots[i][s]], before_l[i][s], after_l[i][s]) for s in order if slots[i][s] >= 0
         ]
         events.append(match_event(vid, rows.match_ids[i], seq, rows.played_at[i], players, when))
     append_events(raw, events)
