@@ -137,7 +137,7 @@ def match_event(
     played_at, *players]``: the object's keys and each player's delta were 60% of its text, and
     this table held 45% of a 10 M-match ledger (docs/service.md, "The ledger at scale").
     """
-    entries = "".join(f",{p}" for p in players)
+    entries = "," + ",".join(players) if players else ""
     data = (
         f'["{created_at}",{version_id},{json_string(match_id)},{sequence},{json_scalar(played_at)}{entries}]'
     )
