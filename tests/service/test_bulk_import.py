@@ -77,7 +77,7 @@ def _post_one_by_one(ledger: Ledger, matches: Sequence[Match]) -> None:
         assert outcome.status == "created", outcome.error
 
 
-_TIME_IN_DATA = re.compile(r',"created_at":"[^"]*"')
+_TIME_IN_DATA = re.compile(r',"created_at":"[^"]*"|^\["[^"]*"')
 
 
 def _dump(ledger: Ledger) -> dict[str, list[tuple[Any, ...]]]:

@@ -45,7 +45,7 @@ from ...errors import HistoryError, NotFoundError, SedmaEloError
 from ...storage.schema import MATCH_SLOTS
 from .base import LedgerBase
 from .bulk import Int64Array, KeyState, rate_chunk, use_kernel, write_changes
-from .feed_events import copy_events, match_event, player_json
+from .feed_events import copy_events, match_event, match_player
 from .import_rows import ImportRows, import_rows, located
 from .pg_bulk import analyze, without_indexes
 from .rebuild import store_players
@@ -443,7 +443,7 @@ def _write_feed(
     events = []
     for i, seq in enumerate(seqs.tolist()):
         players = [
-            player_json(ids[slots[i][s]], before_l[i][s], after_l[i][s]) for s in order if slots[i][s] >= 0
+            match_player(ids[slots[i][s]], before_l[i][s], after_l[i][s]) for s in order if slots[i][s] >= 0
         ]
         events.append(match_event(vid, rows.match_ids[i], seq, rows.played_at[i], players, when))
     copy_events(raw, events)
