@@ -7,7 +7,6 @@ database of ``--database-url``. Then times, through the real app in-process (Tes
 page of its list, and ``GET /v1/players/marathon/history`` (50 a page, the first and a deep page):
 median and p99 milliseconds. ``--before OLD/src`` runs the same timings first with another
 checkout's code in a child process, so the figures compare as a ratio on the same machine load.
-``--profile`` prints where the page's time goes (cProfile, top functions by cumulative time).
 
 Usage::
 
@@ -18,15 +17,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import cProfile
 import os
-import pstats
 import random
 import re
 import statistics
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,6 +31,9 @@ from fastapi.testclient import TestClient
 
 from sedma_elo.service import Ledger, MatchIn, ServiceSettings, create_app, submission_from_payload
 from sedma_elo.storage import open_database
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_pages import measure
 
 PLAYER = "marathon"
 START = datetime(2020, 1, 1, tzinfo=UTC)
@@ -83,19 +82,7 @@ def pct(times: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
 
 
-def measure(client: TestClient, url: str, requests: int) -> list[float]:
-    """Milliseconds of ``requests`` GETs of ``url`` after 3 warm-ups."""
-    for _ in range(3):
-        client.get(url).raise_for_status()
-    times = []
-    for _ in range(requests):
-        t0 = time.perf_counter()
-        client.get(url).raise_for_status()
-        times.append((time.perf_counter() - t0) * 1000)
-    return times
-
-
-def timed(url: str, requests: int, profile: bool) -> None:
+def timed(url: str, requests: int) -> None:
     """Print median/p99 of the page, an older page and the history reads."""
     with TestClient(create_app(ServiceSettings(database_url=url, rate_limit=0))) as client:
         first = client.get(f"/players/{PLAYER}")
@@ -113,7 +100,7 @@ def timed(url: str, requests: int, profile: bool) -> None:
             ("player page", measure(client, f"/players/{PLAYER}", requests)),
             ("player page, 20 pages back", measure(client, older[-1], requests)),
             (
-                "history (desc, first)",
+                "history (asc, first page)",
                 measure(client, f"/v1/players/{PLAYER}/history?limit=50", requests * 5),
             ),
             ("history (2nd page, desc)", measure(client, deep, requests * 5)),
@@ -121,13 +108,6 @@ def timed(url: str, requests: int, profile: bool) -> None:
         for name, xs in rows:
             mid, p99 = statistics.median(xs), pct(xs, 0.99)
             print(f"  {name:<28} median {mid:7.1f} ms  p99 {p99:7.1f} ms  n={len(xs)}")
-        if profile:
-            prof = cProfile.Profile()
-            prof.enable()
-            for _ in range(5):
-                client.get(f"/players/{PLAYER}")
-            prof.disable()
-            pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
 
 
 def main() -> None:
@@ -139,7 +119,6 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--before", type=Path, default=None)
-    parser.add_argument("--profile", action="store_true")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -156,7 +135,7 @@ def main() -> None:
             cmd += ["--database-url", args.database_url]
         subprocess.run(cmd, env=env, check=True)
         print("  -- this checkout")
-    timed(url, args.requests, args.profile)
+    timed(url, args.requests)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ from sedma_elo.service.ledger.career import keep_extremes
 from sedma_elo.storage import open_database
 from sedma_elo.web.profile import career
 
+from .seed import full_history
+
 MATCHES = 1300
 BOUND = 400  # the chart's MAX_POINTS, stated independently
 PAGE_SIZE = 25  # the page's HISTORY_PAGE_SIZE, stated independently
@@ -57,14 +59,7 @@ def long_site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     ledger = Ledger(db)
     ledger.ensure_version()
     ledger.import_matches([_match(i) for i in range(MATCHES)])
-    history: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        page = ledger.player_history("marathon", limit=500, cursor=cursor)
-        history.extend(page.items)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
+    history = full_history(ledger, "marathon")
     try:
         with TestClient(create_app(ServiceSettings(database_url=url, rate_limit=0))) as client:
             yield client, ledger, history

@@ -17,6 +17,7 @@ import pytest
 from sedma_elo.service import ServiceSettings, create_app
 
 from .browser import DESKTOP, PHONE, ConsoleLog, live_server
+from .seed import full_history
 
 pytestmark = pytest.mark.browser
 
@@ -58,14 +59,7 @@ def career(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list
                 for i in range(MATCHES)
             ]
         )
-        history: list[dict[str, Any]] = []
-        cursor = None
-        while True:
-            page = ledger.player_history("marathon", limit=500, cursor=cursor)
-            history.extend(page.items)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
+        history = full_history(ledger, "marathon")
     finally:
         db.dispose()
     with live_server(create_app(ServiceSettings(database_url=url))) as base:
