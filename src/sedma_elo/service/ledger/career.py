@@ -75,13 +75,15 @@ _RANGE_START = (
 )
 # One page of the career statement: the page's keys picked first (a bounded range of the primary
 # key), then only they joined to their matches, players and ratings. With the bound and LIMIT on the
-# whole statement PostgreSQL joined all 10,000 matches and sorted them (docs/service.md).
+# whole statement PostgreSQL joined all 10,000 matches and sorted them (docs/service.md); the
+# player's key is a scalar subquery so that the range is read in order up to the limit (as in
+# ``history_sql``).
 _FROM_ME = " FROM players me JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
 _HEAD, _TAIL = _CAREER_SQL.split(_FROM_ME)
 _TAIL = _TAIL.removesuffix(" WHERE me.player_id = {ph} ORDER BY rc.sequence")
 _PAGE = (
-    _HEAD + " FROM (SELECT r.version_id, r.sequence, r.rating_before, r.rating_after FROM players me"
-    " JOIN rating_changes r ON r.version_id = {ph} AND r.player_key = me.id WHERE me.player_id = {ph}"
+    _HEAD + " FROM (SELECT r.version_id, r.sequence, r.rating_before, r.rating_after FROM rating_changes r"
+    " WHERE r.version_id = {ph} AND r.player_key = (SELECT id FROM players WHERE player_id = {ph})"
     "{bound} ORDER BY r.sequence {order} LIMIT {limit}) rc" + _TAIL + " ORDER BY rc.sequence {order}"
 )
 _COUNT = (
