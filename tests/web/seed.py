@@ -9,6 +9,18 @@ XSS_ID = "<script>alert('pwned')"
 XSS_MATCH_ID = "m-<i>italic"
 
 
+def full_history(ledger: Any, player_id: str) -> list[dict[str, Any]]:
+    """Every item of the player's history oldest first, through the service's paged history read."""
+    history: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = ledger.player_history(player_id, limit=500, cursor=cursor)
+        history.extend(page.items)
+        cursor = page.next_cursor
+        if cursor is None:
+            return history
+
+
 def _stats(**counts: int) -> dict[str, int]:
     return {"bad_moves": 0, "won_by_16": 0, "won_by_24": 0, "won_by_4_and_last": 0, **counts}
 

@@ -78,7 +78,9 @@ def test_leaderboard_player_and_match_in_a_browser(browser: Any, server: str) ->
         assert first_time.inner_text() == "Nov 17, 2026"
         screenshot(page, "e2e-player-desktop")
 
-        page.goto(server + "/players/alice?page=2")
+        page.goto(server + "/players/alice")
+        page.locator('.pager a[rel="next"]').click()
+        page.wait_for_url("**/players/alice?before=*")
         page.locator('tr[data-match="m-001"] td.when a').click()
         page.wait_for_url("**/matches/m-001")
         sections = page.locator("section.explain")

@@ -18,6 +18,13 @@ NEXT = re.compile(r'<a href="([^"]*)" rel="next">')
 MINUS = "\u2212"
 
 
+def older_link(page: str) -> str:
+    """The query of a player page's Older link."""
+    found = re.search(r'<a href="([^"]*)" rel="next">', page)
+    assert found is not None
+    return html.unescape(found.group(1))
+
+
 def board_rows(page: str) -> list[tuple[str, int]]:
     """(player id, rating) of each leaderboard row, ids unescaped."""
     return [(html.unescape(pid), int(r)) for pid, r in ROW.findall(page)]
@@ -70,19 +77,31 @@ def test_player_page_shows_rating_matches_and_newest_first(site: Site) -> None:
     matches = re.findall(r'<tr data-match="([^"]*)" data-rating-after="(-?\d+)">', page.text)
     assert len(matches) == 25
     assert matches[0] == ("m-033", str(rating))
-    assert 'href="?page=2" rel="next"' in page.text
+    assert re.search(r'href="\?before=\d+" rel="next"', page.text)
     assert '<figure class="chart" id="rating-chart">' in page.text
 
 
 def test_player_second_page_holds_the_oldest_matches(site: Site) -> None:
-    """Page 2 of alice's matches ends with her first match, and links back to page 1."""
-    page = site.client.get("/players/alice?page=2")
+    """Page 2 of alice's matches (her page's Older link) ends with her first match, and links back."""
+    page = site.client.get("/players/alice" + older_link(site.client.get("/players/alice").text))
     assert page.status_code == 200
     matches = re.findall(r'<tr data-match="([^"]*)"', page.text)
     assert len(matches) == 31 - 25
     assert matches[-1] == "m-001"
-    assert 'href="?" rel="prev"' in page.text
-    assert site.client.get("/players/alice?page=3").status_code == 404
+    assert re.search(r'href="\?after=\d+" rel="prev"', page.text)
+    assert 'rel="next"' not in page.text
+    assert "page 2 of 2" in page.text
+
+
+def test_a_page_past_the_first_match_is_a_404(site: Site) -> None:
+    """A list page older than the player's first match answers 404 (the link is not valid)."""
+    first = site.ledger.player_history("alice", 1).items[0]["sequence"]
+    assert site.client.get(f"/players/alice?before={first}").status_code == 404
+
+
+def test_before_and_after_together_are_refused(site: Site) -> None:
+    """A list link naming both ends is a 400 page, not a guess."""
+    assert site.client.get("/players/alice?before=5&after=2").status_code == 400
 
 
 def test_unknown_player_gets_a_404_page(site: Site) -> None:

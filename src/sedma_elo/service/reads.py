@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .games.store import GameRow
+from .ledger.career import CareerSummary, SeriesPoint
 from .ledger.reads import CareerItem
 from .ledger.types import HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord, VersionInfo
 
@@ -48,6 +49,20 @@ class PageReads(Protocol):
 
     def player_career(self, player_id: str) -> list[CareerItem]:
         """Every match of a player's career oldest first, with sides and ratings before (one query)."""
+        ...
+
+    def career_page(
+        self, player_id: str, limit: int = 25, *, before: int | None = None, after: int | None = None
+    ) -> tuple[list[CareerItem], bool, int]:
+        """One keyset page of a player's matches newest first, whether older exist, how many newer."""
+        ...
+
+    def career_summary(self, player_id: str, head_to_head: int = 8) -> CareerSummary:
+        """A career's record, streaks, peak, best win and head-to-head (bounded rows read)."""
+        ...
+
+    def career_series(self, player_id: str, points: int = 400, days: int | None = None) -> list[SeriesPoint]:
+        """A player's rating line thinned to at most ``points`` rows (optionally the last ``days`` days)."""
         ...
 
     def recent_changes(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 __all__ = [
+    "MAX_POINTS",
     "MIN_SPAN",
     "NARROW",
     "RANGES",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query, Request
@@ -22,15 +22,14 @@ from ..core.ids import check_id
 from ..core.provisional import is_provisional
 from ..errors import NotFoundError, SedmaEloError, ValidationError
 from .board import MAX_READS, READ, established_page
-from .chart import NARROW, RANGES, WIDE, ChartPoint, build_chart, in_range
+from .chart import MAX_POINTS, NARROW, RANGES, WIDE, ChartPoint, build_chart
 from .explained import changes_of, normalized, what_if, winner_first
 from .game import game_view
 from .lang import PageText, page_text, remember_language
-from .profile import career
+from .profile import Career, chart_points, match_row
 from .reads import (
     analysed_game,
     as_mapping,
-    career_of,
     pending_game,
     provisional_matches,
     service,
@@ -38,9 +37,6 @@ from .reads import (
 )
 from .render import player_path, render_page
 from .trends import Trend, trend_of
-
-if TYPE_CHECKING:
-    from ..service.ledger.reads import CareerItem as CareerMatch
 
 __all__ = ["router"]
 
@@ -186,10 +182,16 @@ def search_page(request: Request, q: str = Query("", max_length=256)) -> Respons
 def player_page(
     request: Request,
     player_id: str,
-    page: int = Query(1, ge=1, le=1_000_000),
+    before: int | None = Query(None, ge=0, description="list the matches older than this sequence"),
+    after: int | None = Query(None, ge=0, description="list the matches newer than this sequence"),
     span: str = Query("all", alias="range", pattern="^(1m|3m|1y|all)$"),
 ) -> Response:
-    """A player's rating, record, chart over time and matches (newest first) with each change."""
+    """A player's rating, record, chart over time and matches (newest first) with each change.
+
+    The match list is keyset-paginated by sequence (``?before=`` / ``?after=``, HISTORY_PAGE_SIZE a
+    page) and the chart thinned by the ledger (``career_series``), so the page reads a bounded
+    number of match rows however long the career.
+    """
     text = page_text(request)
     svc = service(request)
     try:
@@ -199,39 +201,32 @@ def player_page(
         return _error_page(request, text, message, status_code=422, query=player_id)
     try:
         player = as_mapping(svc.get_player(player_id))
-        matches = career_of(request, player_id)  # oldest first, one statement
     except (NotFoundError, ValidationError):
         message = text.gettext("No player with the id “{id}”.", id=player_id)
         return _error_page(request, text, message, status_code=404, query=player_id)
+    size = HISTORY_PAGE_SIZE
+    played = int(player["matches_played"])
+    pages = max(1, -(-played // size))
+    # The oldest page holds what is left over (as the newest pages are full): its first link is
+    # ?after=0 and reads that many, so paging on from it stays on the same page boundaries.
+    limit = played - (pages - 1) * size if after == 0 else size
+    try:
+        shown, has_older, newer = svc.career_page(player_id, max(1, limit), before=before, after=after)
+    except ValidationError as exc:
+        message = text.gettext("This page link is not valid ({reason}).", reason=str(exc))
+        return _error_page(request, text, message, status_code=400)
+    if not shown and (before is not None or after is not None):
+        message = text.gettext("This page link is not valid ({reason}).", reason="no matches there")
+        return _error_page(request, text, message, status_code=404)
     with suppress(SedmaEloError):
         around = as_mapping(svc.around(player_id, 0))
         player["rank"] = around["items"][0]["rank"] if around["items"] else None
     player.setdefault("rank", None)
     threshold = provisional_matches(request)
-    player["provisional"] = is_provisional(player["matches_played"], threshold)
-    pages = max(1, -(-len(matches) // HISTORY_PAGE_SIZE))
-    if page > pages:
-        message = text.gettext("{player} has no page {page} of matches.", player=player_id, page=page)
-        return _error_page(request, text, message, status_code=404)
-    # Page 1 is the newest HISTORY_PAGE_SIZE matches: a slice from the end, no list reversed.
-    stop = len(matches) - (page - 1) * HISTORY_PAGE_SIZE
-    shown = matches[max(0, stop - HISTORY_PAGE_SIZE) : stop][::-1]
-    rows = [
-        {
-            "sequence": found.sequence,
-            "match_id": found.match_id,
-            "played_at": found.played_at,
-            "rating_before": found.rating_before,
-            "rating_after": found.rating_after,
-            "delta": found.rating_after - found.rating_before,
-            "opponents": found.opponents(player_id),
-            "opponent_rating": found.opponent_rating(player_id),
-            "result": found.result(player_id),
-        }
-        for found in shown
-    ]
-    base = player_path(player_id)
-    points = in_range(_chart_points(matches, text), RANGES[span])
+    player["provisional"] = is_provisional(played, threshold)
+    summary = svc.career_summary(player_id)
+    rows = [match_row(found, player_id) for found in shown]
+    points = chart_points(svc.career_series(player_id, MAX_POINTS - 1, RANGES[span]), RANGES[span], text)
 
     def marker_label(point: ChartPoint) -> str:
         # Only the markers drawn (at most MAX_MARKERS) are labelled: formatting a date in the
@@ -249,42 +244,32 @@ def player_page(
         )
         for frame in (WIDE, NARROW)
     ]
+    page = newer // size + 1
     return _page(
         request,
         text,
         "player.html",
         player=player,
         rows=rows,
-        career=career(player_id, matches),
+        career=Career.of(summary),
         chart=charts[0],
         chart_narrow=charts[1],
         chart_range=span,
         range_links=[
-            (key, text.with_query(range=None if key == "all" else key, page=None)) for key in RANGES
+            (key, text.with_query(range=None if key == "all" else key, before=None, after=None))
+            for key in RANGES
         ],
         threshold=threshold,
-        first_played=matches[0].played_at if matches else None,
-        last_played=matches[-1].played_at if matches else None,
-        newer_url=None if page == 1 else text.with_query(page=None if page == 2 else str(page - 1)),
-        older_url=None if page == pages else text.with_query(page=str(page + 1)),
-        newest_url=text.with_query(page=None),
-        oldest_url=text.with_query(page=str(pages)),
-        page=page,
+        first_played=summary.first_played,
+        last_played=summary.last_played,
+        newer_url=None if not newer else text.with_query(after=str(shown[0].sequence), before=None),
+        older_url=None if not has_older else text.with_query(before=str(shown[-1].sequence), after=None),
+        newest_url=text.with_query(before=None, after=None),
+        oldest_url=text.with_query(after="0", before=None),
+        page=min(page, pages),
         pages=pages,
-        base=base,
+        base=player_path(player_id),
     )
-
-
-def _chart_points(matches: Sequence[CareerMatch], text: PageText) -> list[ChartPoint]:
-    """The chart's points: the rating before the first match, then after each match (unlabelled)."""
-    if not matches:
-        return []
-    start = matches[0].rating_before
-    points = [ChartPoint(0, start, text.gettext("start: {rating}", rating=start))]
-    points.extend(
-        ChartPoint(i, m.rating_after, "", m.played_at, m.match_id) for i, m in enumerate(matches, start=1)
-    )
-    return points
 
 
 # ---------------------------------------------------------------------------- match

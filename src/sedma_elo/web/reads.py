@@ -2,10 +2,9 @@
 
 The pages read through the ``Ledger`` the app factory opened, as
 :class:`~sedma_elo.service.reads.PageReads` (:func:`service`, the one accessor of
-``request.app.state``). A player page needs every match of a career (sides, winner, the other
-players' ratings before it) for the record, streaks, head-to-head and chart: :func:`career_of`
-asks the ledger for all of them in one indexed statement (``player_career``) instead of reading
-the history page by page and then each match.
+``request.app.state``). A player page asks the ledger for bounded parts of a career (one page of
+matches, the summary, the thinned chart: ``career_page``, ``career_summary``, ``career_series``),
+never for the whole career.
 """
 
 from __future__ import annotations
@@ -19,13 +18,11 @@ from fastapi import Request
 from ..core.provisional import PROVISIONAL_MATCHES
 
 if TYPE_CHECKING:  # the service includes the web router: importing it at run time would be circular
-    from ..service.ledger.reads import CareerItem
     from ..service.reads import GameReads, PageReads
 
 __all__ = [
     "analysed_game",
     "as_mapping",
-    "career_of",
     "pending_game",
     "provisional_matches",
     "service",
@@ -84,12 +81,3 @@ def sides_of(body: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]
     if body.get("player_a") is not None:
         return (body["player_a"],), (body["player_b"],)
     return tuple(body.get("team_a") or ()), tuple(body.get("team_b") or ())
-
-
-def career_of(request: Request, player_id: str) -> list[CareerItem]:
-    """Every match of the player's career in the active version, oldest first.
-
-    Raises:
-        NotFoundError: the player has no match in the active version.
-    """
-    return service(request).player_career(player_id)

@@ -121,11 +121,24 @@ LEADERBOARD_FIRST = _LEADERBOARD + _LEADERBOARD_ORDER
 #: A later page, after a (rating, player id) key; parameters: version id, rating, rating, id, limit.
 LEADERBOARD_AFTER = _LEADERBOARD + " AND (rating < ? OR (rating = ? AND player_id > ?))" + _LEADERBOARD_ORDER
 
-_HISTORY_SELECT = (
-    "SELECT pl.player_id, rc.sequence, rc.rating_before, rc.rating_after, m.match_id, m.played_at"
-    " FROM players pl JOIN rating_changes rc ON rc.player_key = pl.id"
-    " JOIN matches m ON m.sequence = rc.sequence"
-    " WHERE rc.version_id = {ph} AND pl.player_id = {player}"
+# The page's keys are picked first (a bounded range of the primary key, LIMIT inside), then only they
+# are joined to their matches. With the LIMIT on the join, PostgreSQL (estimating a player's rows
+# as the average, about 100) joined all 10,000 matches of a busy player and sorted them: 25 ms a
+# page instead of 0.3 (docs/service.md, "A long career's page").
+# The keys alone, of the player's key found first (a scalar subquery): PostgreSQL then reads an
+# index-only range of the primary key in order and stops at the limit (0.2 ms). Joined to players,
+# or with the ratings in the range, it estimated the player at the average (about 100 rows) and read
+# the whole range by a bitmap scan and sorted it (7 ms at 10,000 matches).
+_HISTORY_KEYS = (
+    "SELECT rc.version_id, rc.player_key, rc.sequence FROM rating_changes rc"
+    " WHERE rc.version_id = {ph} AND rc.player_key = (SELECT id FROM players WHERE player_id = {player})"
+)
+_HISTORY_MATCHES = (
+    "SELECT pl.player_id, k.sequence, r.rating_before, r.rating_after, m.match_id, m.played_at"
+    " FROM ({keys}) k JOIN rating_changes r ON r.version_id = k.version_id"
+    " AND r.player_key = k.player_key AND r.sequence = k.sequence"
+    " JOIN players pl ON pl.id = k.player_key"
+    " JOIN matches m ON m.sequence = k.sequence ORDER BY k.sequence{desc}"
 )
 
 
@@ -137,7 +150,9 @@ def history_sql(order: HistoryOrder, bounded: bool, ph: str, player: str | None 
     ``ph`` the driver's placeholder: version id, player id (unless ``player`` names a column to
     match instead), [bound,] limit.
     """
-    sql = _HISTORY_SELECT.format(ph=ph, player=player or ph)
+    keys = _HISTORY_KEYS.format(ph=ph, player=player or ph)
     if order == "asc":
-        return sql + (f" AND rc.sequence > {ph}" if bounded else "") + f" ORDER BY rc.sequence LIMIT {ph}"
-    return sql + (f" AND rc.sequence < {ph}" if bounded else "") + f" ORDER BY rc.sequence DESC LIMIT {ph}"
+        keys += (f" AND rc.sequence > {ph}" if bounded else "") + f" ORDER BY rc.sequence LIMIT {ph}"
+        return _HISTORY_MATCHES.format(keys=keys, desc="")
+    keys += (f" AND rc.sequence < {ph}" if bounded else "") + f" ORDER BY rc.sequence DESC LIMIT {ph}"
+    return _HISTORY_MATCHES.format(keys=keys, desc=" DESC")

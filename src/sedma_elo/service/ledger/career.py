@@ -1,0 +1,331 @@
+"""A player page's reads that do not grow with the career: one page of matches, the summary, the chart.
+
+A 10,000-match career read whole (:meth:`ReadsMixin.player_career`, ten joins a match) cost the
+player page most of its time (docs/service.md). Here each part of the page asks for what it shows:
+
+* :meth:`CareerMixin.career_page`: one keyset page of matches by ``sequence`` (the career statement
+  bounded and limited, so it reads ``limit + 1`` matches however long the career);
+* :meth:`CareerMixin.career_summary`: record, streaks, peak, best win and head-to-head aggregated in
+  SQL over the (version, player, sequence) key (integers only; the two matches named, peak and best
+  win, are then read by sequence);
+* :meth:`CareerMixin.career_series`: the rating line bucketed in SQL by row number to at most
+  ``points`` rows, each bucket's lowest and highest rating kept (and the first and last match), so
+  only the kept rows are joined to their matches.
+
+The numbers are those :func:`sedma_elo.web.profile.career` computes from the whole career (the
+tests compare the two).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection
+
+from ...errors import NotFoundError, ValidationError
+from .reads import _CAREER_SQL, CareerItem, ReadsMixin, _career_item
+
+__all__ = ["CareerMixin", "CareerSummary", "SeriesPoint", "keep_extremes"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_RESULTS = ("win", "loss", "draw")  # the codes 0, 1, 2 of the statements below
+
+# The player's matches as (sequence, rating after, result code 0 win / 1 loss / 2 draw, the opponent
+# keys, time).
+_MINE = (
+    "SELECT rc.sequence AS seq, rc.rating_after AS ra, CASE WHEN m.winner = 2 THEN 2"
+    " WHEN m.winner = CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN 0 ELSE 1 END THEN 0 ELSE 1 END AS res,"
+    " CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN m.b1 ELSE m.a1 END AS o1,"
+    " CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN m.b2 ELSE m.a2 END AS o2, m.played_at"
+    " FROM players me JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
+    " JOIN matches m ON m.sequence = rc.sequence WHERE me.player_id = {ph} ORDER BY rc.sequence"
+)
+# The first win against the highest mean rating of the other side before the match.
+_BEST_WIN = (
+    "SELECT rc.sequence, avg(o.rating_before) AS opp FROM players me"
+    " JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
+    " JOIN matches m ON m.sequence = rc.sequence"
+    " JOIN rating_changes o ON o.version_id = rc.version_id AND o.sequence = m.sequence"
+    " AND (CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN o.player_key IN (m.b1, m.b2)"
+    " ELSE o.player_key IN (m.a1, m.a2) END)"
+    " WHERE me.player_id = {ph} AND m.winner = CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN 0 ELSE 1 END"
+    " GROUP BY rc.sequence ORDER BY opp DESC, rc.sequence LIMIT 1"
+)
+# The rating line: every match's sequence and ratings (one range of the primary key, no join).
+_SERIES = (
+    "SELECT rc.sequence, rc.rating_before, rc.rating_after FROM players me"
+    " JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
+    " WHERE me.player_id = {ph} ORDER BY rc.sequence"
+)
+_SERIES_MATCHES = "SELECT sequence, played_at, match_id FROM matches WHERE sequence IN ({marks})"
+# Where a range of the last {days} days starts: the last match's time, then the first match at or
+# after the start and whether any match has no time (then the range is the whole career).
+_LAST_AT = (
+    "SELECT m.played_at FROM players me JOIN rating_changes rc ON rc.version_id = {ph}"
+    " AND rc.player_key = me.id JOIN matches m ON m.sequence = rc.sequence WHERE me.player_id = {ph}"
+    " ORDER BY rc.sequence DESC LIMIT 1"
+)
+_RANGE_START = (
+    "SELECT min(CASE WHEN m.played_at >= {ph} THEN rc.sequence END), count(*) - count(m.played_at)"
+    " FROM players me JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
+    " JOIN matches m ON m.sequence = rc.sequence WHERE me.player_id = {ph}"
+)
+# One page of the career statement: the page's keys picked first (a bounded range of the primary
+# key), then only they joined to their matches, players and ratings. With the bound and LIMIT on the
+# whole statement PostgreSQL joined all 10,000 matches and sorted them (docs/service.md); the
+# player's key is a scalar subquery so that the range is read in order up to the limit (as in
+# ``history_sql``).
+_FROM_ME = " FROM players me JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
+_HEAD, _TAIL = _CAREER_SQL.split(_FROM_ME)
+_TAIL = _TAIL.removesuffix(" WHERE me.player_id = {ph} ORDER BY rc.sequence")
+_PAGE = (
+    _HEAD + " FROM (SELECT r.version_id, r.sequence, r.rating_before, r.rating_after FROM rating_changes r"
+    " WHERE r.version_id = {ph} AND r.player_key = (SELECT id FROM players WHERE player_id = {ph})"
+    "{bound} ORDER BY r.sequence {order} LIMIT {limit}) rc" + _TAIL + " ORDER BY rc.sequence {order}"
+)
+_COUNT = (
+    "SELECT count(*) FROM players me JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
+    " WHERE me.player_id = {ph} AND rc.sequence {op} {ph}"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesPoint:
+    """A kept point of the rating line: after match ``number`` of the career, ``rating_after``."""
+
+    number: int
+    sequence: int
+    rating_before: int
+    rating_after: int
+    played_at: datetime | None
+    match_id: str
+
+
+@dataclass(slots=True)
+class CareerSummary:
+    """A career's numbers; ``peak`` and ``best_win`` are ``None`` without matches (or wins).
+
+    ``head_to_head`` is (opponent, wins, draws, losses), most played first, then by id.
+    """
+
+    player_id: str
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    peak: CareerItem | None = None
+    streak_result: str | None = None
+    streak: int = 0
+    best_win_streak: int = 0
+    best_win: CareerItem | None = None
+    head_to_head: list[tuple[str, int, int, int]] = field(default_factory=list)
+    first_played: datetime | None = None  # the time of the first and the last match
+    last_played: datetime | None = None
+
+
+class CareerMixin(ReadsMixin):
+    """Bounded reads of one player's career in the active version (see the module docstring)."""
+
+    def career_page(
+        self, player_id: str, limit: int = 25, *, before: int | None = None, after: int | None = None
+    ) -> tuple[list[CareerItem], bool, int]:
+        """Up to ``limit`` (1..500) matches newest first: the newest, those just older than sequence
+        ``before``, or the oldest ones newer than ``after``; with whether older matches exist and how
+        many are newer than the newest shown (the page's number is ``newer // limit + 1``).
+
+        Each is one bounded range of the (version, player, sequence) key: ``limit + 1`` matches read
+        however long the career, plus a count of the newer keys (no match rows).
+
+        Raises:
+            ValidationError: both ``before`` and ``after``, or ``limit`` outside 1..500.
+        """
+        if before is not None and after is not None:
+            raise ValidationError("before", "give either before or after, not both")
+        if not 1 <= limit <= 500:
+            raise ValidationError("limit", "must be within [1, 500]")
+        ph = self._ph
+        with self.db.read.connect() as conn:
+            vid = self._active_id(conn)
+            if after is None:
+                bound = "" if before is None else f" AND r.sequence < {ph}"
+                sql = _PAGE.format(ph=ph, bound=bound, order="DESC", limit=limit + 1)
+                params: tuple[Any, ...] = (vid, player_id) if before is None else (vid, player_id, before)
+                rows = conn.exec_driver_sql(sql, params).all()
+                items = [_career_item(r) for r in rows[:limit]]
+                older = len(rows) > limit
+            else:
+                sql = _PAGE.format(ph=ph, bound=f" AND r.sequence > {ph}", order="ASC", limit=limit)
+                items = [_career_item(r) for r in conn.exec_driver_sql(sql, (vid, player_id, after))][::-1]
+                older = self._count(conn, vid, player_id, "<=", after) > 0
+            newer = 0
+            if items and (before is not None or after is not None):
+                newer = self._count(conn, vid, player_id, ">", items[0].sequence)
+        return items, older, newer
+
+    def career_summary(self, player_id: str, head_to_head: int = 8) -> CareerSummary:
+        """Record, current and longest winning streak, peak, best win and the ``head_to_head`` most
+        played opponents of the player (all zero / ``None`` / empty without matches).
+
+        The record, streaks, peak and meetings come from one narrow statement (five integers a
+        match, no names); the best win from one aggregate over the wins (the other side's ratings
+        before). Window functions doing the rest in SQL measured slower on SQLite (docs/service.md).
+        """
+        ph = self._ph
+        out = CareerSummary(player_id)
+        with self.db.read.connect() as conn:
+            vid = self._active_id(conn)
+            rows = _fetch(conn, _MINE.format(ph=ph), (vid, player_id))
+            if not rows:
+                return out
+            peak, meetings = _tally(out, rows)
+            out.peak = self._item(conn, vid, player_id, peak)
+            out.head_to_head = _top_meetings(conn, ph, meetings, head_to_head)
+            win = conn.exec_driver_sql(_BEST_WIN.format(ph=ph), (vid, player_id)).first()
+            out.best_win = None if win is None else self._item(conn, vid, player_id, win[0])
+        return out
+
+    def career_series(self, player_id: str, points: int = 400, days: int | None = None) -> list[SeriesPoint]:
+        """The rating after each match, oldest first, thinned to at most ``points`` (>= 4) rows.
+
+        With ``days``, only the matches from the first one at most ``days`` days before the last
+        match (the whole career when a match has no time). More than ``points`` matches are split
+        into ``(points - 2) // 2`` buckets in order (:func:`keep_extremes`); each keeps its first
+        lowest and first highest rating, and the first and last match are always kept. Only the
+        kept matches are read from the matches table.
+        """
+        ph = self._ph
+        with self.db.read.connect() as conn:
+            vid = self._active_id(conn)
+            start = 0 if days is None else self._range_start(conn, vid, player_id, days)
+            rows = _fetch(conn, _SERIES.format(ph=ph), (vid, player_id))
+            first = next((i for i, r in enumerate(rows) if r[0] >= start), len(rows))
+            kept = [first + i for i in keep_extremes([r[2] for r in rows[first:]], points)]
+            found: dict[int, tuple[Any, ...]] = {}
+            for chunk in range(0, len(kept), 500):
+                seqs = [rows[i][0] for i in kept[chunk : chunk + 500]]
+                sql = _SERIES_MATCHES.format(marks=", ".join([ph] * len(seqs)))
+                found.update((r[0], tuple(r)) for r in conn.exec_driver_sql(sql, tuple(seqs)))
+        return [
+            SeriesPoint(
+                i + 1,
+                rows[i][0],
+                rows[i][1],
+                rows[i][2],
+                from_micros_dt(found[rows[i][0]][1]),
+                found[rows[i][0]][2],
+            )
+            for i in kept
+        ]
+
+    def _range_start(self, conn: Connection, vid: int, player_id: str, days: int) -> int:
+        """The first sequence of the last ``days`` days of the career (0: the whole career)."""
+        ph = self._ph
+        last = conn.exec_driver_sql(_LAST_AT.format(ph=ph), (vid, player_id)).scalar()
+        if last is None:
+            return 0
+        since = last - days * 86_400_000_000
+        first, undated = conn.exec_driver_sql(_RANGE_START.format(ph=ph), (since, vid, player_id)).one()
+        return 0 if undated or first is None else int(first)
+
+    def _count(self, conn: Connection, vid: int, player_id: str, op: str, sequence: int) -> int:
+        """How many of the player's matches have a sequence ``op`` (``<=``, ``>``) ``sequence``."""
+        sql = _COUNT.format(ph=self._ph, op=op)
+        return int(conn.exec_driver_sql(sql, (vid, player_id, sequence)).scalar_one())
+
+    def _item(self, conn: Connection, vid: int, player_id: str, sequence: int) -> CareerItem:
+        """One match of the career by its sequence."""
+        sql = _CAREER_SQL.format(ph=self._ph).replace(
+            " ORDER BY rc.sequence", f" AND rc.sequence = {self._ph}"
+        )
+        row = conn.exec_driver_sql(sql, (vid, player_id, sequence)).first()
+        if row is None:
+            raise NotFoundError(f"player {player_id!r} has no match {sequence}")
+        return _career_item(row)
+
+
+def from_micros_dt(micros: int | None) -> datetime | None:
+    """A stored time (microseconds since 1970 UTC) as an aware datetime."""
+    return None if micros is None else _EPOCH + timedelta(microseconds=micros)
+
+
+def keep_extremes(values: Sequence[int], limit: int) -> list[int]:
+    """The indices kept when ``values`` is thinned to at most ``limit`` (>= 4), ascending.
+
+    All of them up to ``limit``; else the first, the last, and in each of ``(limit - 2) // 2``
+    equal buckets of the rest the first lowest and the first highest value, so peaks and dips stay.
+    """
+    if len(values) <= limit:
+        return list(range(len(values)))
+    buckets = max(1, (limit - 2) // 2)
+    inner = len(values) - 2
+    size = inner / buckets
+    kept = [0]
+    for b in range(buckets):
+        lo_i, hi_i = 1 + int(b * size), 1 + int((b + 1) * size)
+        if lo_i >= hi_i:
+            continue
+        chunk = range(lo_i, hi_i)
+        low = min(chunk, key=values.__getitem__)
+        high = max(chunk, key=values.__getitem__)
+        kept.extend(sorted({low, high}))
+    kept.append(len(values) - 1)
+    return kept
+
+
+def _fetch(conn: Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """All rows of a statement as the driver's tuples (no SQLAlchemy row a match)."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    cursor = raw.cursor()
+    try:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
+def _tally(out: CareerSummary, rows: list[tuple[Any, ...]]) -> tuple[int, dict[int, list[int]]]:
+    """Fill the record and streaks of ``out`` from ``_MINE`` rows; the peak's sequence and the
+    meetings by opponent key ([wins, draws, losses])."""
+    peak_seq, peak = rows[0][0], rows[0][1]
+    run_win = 0
+    counts = [0, 0, 0]
+    meetings: dict[int, list[int]] = {}
+    slot = (0, 2, 1)  # result code (win, loss, draw) -> index in [wins, draws, losses]
+    last, streak = -1, 0
+    for seq, after, res, o1, o2, _ in rows:
+        if after > peak:
+            peak_seq, peak = seq, after
+        counts[res] += 1
+        if res == 0:
+            run_win += 1
+            if run_win > out.best_win_streak:
+                out.best_win_streak = run_win
+        else:
+            run_win = 0
+        streak = streak + 1 if res == last else 1
+        last = res
+        for key in (o1, o2):
+            if key is not None:
+                meetings.setdefault(key, [0, 0, 0])[slot[res]] += 1
+    out.wins, out.losses, out.draws = counts
+    out.streak_result, out.streak = _RESULTS[last], streak
+    out.first_played, out.last_played = from_micros_dt(rows[0][5]), from_micros_dt(rows[-1][5])
+    return peak_seq, meetings
+
+
+def _top_meetings(
+    conn: Connection, ph: str, meetings: dict[int, list[int]], top: int
+) -> list[tuple[str, int, int, int]]:
+    """The ``top`` most met opponents, most played first then by id, named by one lookup."""
+    if not meetings or top <= 0:
+        return []
+    played = sorted((sum(c) for c in meetings.values()), reverse=True)
+    cut = played[min(top, len(played)) - 1]
+    keys = [k for k, c in meetings.items() if sum(c) >= cut]  # ties with the last kept, named below
+    sql = f"SELECT id, player_id FROM players WHERE id IN ({', '.join([ph] * len(keys))})"
+    names: dict[int, str] = {int(k): str(n) for k, n in conn.exec_driver_sql(sql, tuple(keys))}
+    ranked = sorted(keys, key=lambda k: (-sum(meetings[k]), names[k]))[:top]
+    return [(str(names[k]), meetings[k][0], meetings[k][1], meetings[k][2]) for k in ranked]
