@@ -6,6 +6,7 @@ import json
 
 from sedma_elo.service.api.kept_reads import KeptReads, Moved, moves
 from sedma_elo.service.ledger.cursors import encode_cursor
+from sedma_elo.service.ledger.feed_events import match_event, match_player
 
 MID = ("/v1/leaderboard", f"cursor={encode_cursor(1100, 'b', 2)}".encode())
 TOP = ("/v1/leaderboard", b"limit=1")
@@ -64,3 +65,11 @@ def test_a_void_among_match_events_moves_anything() -> None:
     )
     assert moves([("match", match)]) == [Moved(1, "a", 1000, 1020)]
     assert moves([("match", match), ("void", "{}")]) is None
+
+
+def test_moves_reads_the_compact_match_event() -> None:
+    """``moves`` reads the players of a match event as the writers store it (compact array)."""
+    _, _, data, _ = match_event(
+        3, "m-1", 7, None, [match_player("a", 1000, 1020), match_player("b", 990, 970)], "t"
+    )
+    assert moves([("match", data)]) == [Moved(3, "a", 1000, 1020), Moved(3, "b", 990, 970)]

@@ -25,6 +25,7 @@ from urllib.parse import parse_qs
 
 from ...errors import ValidationError
 from ..ledger.cursors import leaderboard_key
+from ..ledger.feed_events import match_ratings
 
 __all__ = ["KeptReads", "Moved", "moves"]
 
@@ -53,11 +54,10 @@ def moves(events: Iterable[tuple[str, str]]) -> list[Moved] | None:
     for kind, data in events:
         if kind != "match":
             return None
-        item = json.loads(data)
-        vid = int(item["version_id"])
-        for p in item["players"]:
-            after = None if p["rating_after"] is None else int(p["rating_after"])
-            out.append(Moved(vid, str(p["player_id"]), int(p["rating_before"]), after))
+        vid, players = match_ratings(data)
+        out.extend(
+            Moved(vid, pid, before, None if after is None else int(after)) for pid, before, after in players
+        )
     return out
 
 

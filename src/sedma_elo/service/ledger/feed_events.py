@@ -44,6 +44,7 @@ __all__ = [
     "match_event",
     "match_events",
     "match_player",
+    "match_ratings",
     "player_json",
     "record_switch",
     "record_void",
@@ -96,6 +97,18 @@ def _expand_match(data: str) -> str:
     created_at, version_id, match_id, sequence, played_at, *players = json.loads(data)
     entries = ",".join(player_json(pid, before, after) for pid, before, after in players)
     return _match_object(version_id, match_id, sequence, played_at, entries, created_at)
+
+
+def match_ratings(data: str) -> tuple[int, list[tuple[str, int, int | None]]]:
+    """The version and the ``(player id, rating before, rating after)`` of a stored ``match``
+    event's ``data``, compact (:func:`match_event`) or an object row stored before 2026-12-01."""
+    value = json.loads(data)
+    if isinstance(value, list):
+        _, version_id, _, _, _, *players = value
+        return int(version_id), [(str(pid), int(before), after) for pid, before, after in players]
+    return int(value["version_id"]), [
+        (str(p["player_id"]), int(p["rating_before"]), p["rating_after"]) for p in value["players"]
+    ]
 
 
 def player_json(player_id: str, before: int, after: int | None) -> str:
