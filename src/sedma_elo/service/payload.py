@@ -35,6 +35,8 @@ __all__ = [
     "canonical_body",
     "canonical_json",
     "canonical_text",
+    "one_on_one_text",
+    "stats_text",
     "submission_from_payload",
     "time_text",
     "valid_id",
@@ -149,11 +151,27 @@ def time_text(value: datetime | None) -> str | None:
     return text.replace("+00:00", "Z")
 
 
-def _stats_text(s: PlayerStats) -> str:
+def stats_text(bad_moves: int, won_by_16: int, won_by_24: int, won_by_4_and_last: int) -> str:
+    """One player's statistics as canonical JSON text (keys sorted; the counts are ints)."""
     return (
-        f'{{"bad_moves":{json_scalar(s.bad_moves)},"won_by_16":{json_scalar(s.won_by_16)},'
-        f'"won_by_24":{json_scalar(s.won_by_24)},"won_by_4_and_last":{json_scalar(s.won_by_4_and_last)}}}'
+        f'{{"bad_moves":{bad_moves},"won_by_16":{won_by_16},'
+        f'"won_by_24":{won_by_24},"won_by_4_and_last":{won_by_4_and_last}}}'
     )
+
+
+def one_on_one_text(
+    match_id: str, played_at: str, player_a: str, player_b: str, stats_a: str, stats_b: str, winner: str
+) -> str:
+    """The canonical text of a one-against-one body from its parts, each already JSON text (the one
+    layout of that body: POST's :func:`canonical_text` and the import's ``canonical_texts``)."""
+    return (
+        f'{{"match_id":{match_id},"played_at":{played_at},"player_a":{player_a},'
+        f'"player_b":{player_b},"stats":{{"a":{stats_a},"b":{stats_b}}},"winner":{winner}}}'
+    )
+
+
+def _stats_text(s: PlayerStats) -> str:
+    return stats_text(s.bad_moves, s.won_by_16, s.won_by_24, s.won_by_4_and_last)
 
 
 def canonical_text(match: Match, played_at: str | None) -> str:
@@ -162,15 +180,19 @@ def canonical_text(match: Match, played_at: str | None) -> str:
     The keys in sorted order at every level, as ``canonical_json`` sorts them; equal byte for byte
     (a hypothesis test in tests/service/test_payload_ids.py).
     """
-    head = f'{{"match_id":{json_scalar(match.match_id)},"played_at":{json_scalar(played_at)},'
     winner = json_string(match.winner)
     if len(match.team_a) == 1:
         a, b = match.team_a[0], match.team_b[0]
-        return (
-            f'{head}"player_a":{json_string(a)},"player_b":{json_string(b)},'
-            f'"stats":{{"a":{_stats_text(match.stats_of(a))},"b":{_stats_text(match.stats_of(b))}}},'
-            f'"winner":{winner}}}'
+        return one_on_one_text(
+            json_scalar(match.match_id),
+            json_scalar(played_at),
+            json_string(a),
+            json_string(b),
+            _stats_text(match.stats_of(a)),
+            _stats_text(match.stats_of(b)),
+            winner,
         )
+    head = f'{{"match_id":{json_scalar(match.match_id)},"played_at":{json_scalar(played_at)},'
     stats = ",".join(f"{json_string(p)}:{_stats_text(match.stats_of(p))}" for p in sorted(match.players))
     return (
         f'{head}"stats":{{{stats}}},"team_a":[{",".join(map(json_string, match.team_a))}],'

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from ...batch.history import HistoryArrays, LinedMatches
 from ...core._jsontext import json_string
 from ...errors import HistoryError, SedmaEloError, ValidationError
-from ..payload import submission_from_match, time_text
+from ..payload import one_on_one_text, stats_text, submission_from_match, time_text
 
 __all__ = ["ImportRows", "canonical_texts", "import_rows", "located"]
 
@@ -91,13 +91,12 @@ def canonical_texts(h: HistoryArrays) -> tuple[list[str | None], list[str]]:
     names = [json_string(p) for p in h.player_ids]
     stats: dict[tuple[int, int, int, int], str] = {}
 
+    winners = [json_string(w) for w in _WINNERS]
+
     def stats_json(key: tuple[int, int, int, int]) -> str:
         found = stats.get(key)
         if found is None:
-            found = stats[key] = (
-                f'{{"bad_moves":{key[0]},"won_by_16":{key[1]},"won_by_24":{key[2]},'
-                f'"won_by_4_and_last":{key[3]}}}'
-            )
+            found = stats[key] = stats_text(*key)
         return found
 
     bodies = []
@@ -111,9 +110,15 @@ def canonical_texts(h: HistoryArrays) -> tuple[list[str | None], list[str]]:
         strict=True,
     ):
         bodies.append(
-            f'{{"match_id":{json_string(mid)},"played_at":{time_json[when]},"player_a":{names[a]},'
-            f'"player_b":{names[b]},"stats":{{"a":{stats_json((c[0], c[2], c[4], c[6]))},'
-            f'"b":{stats_json((c[1], c[3], c[5], c[7]))}}},"winner":"{_WINNERS[w]}"}}'
+            one_on_one_text(
+                json_string(mid),
+                time_json[when],
+                names[a],
+                names[b],
+                stats_json((c[0], c[2], c[4], c[6])),
+                stats_json((c[1], c[3], c[5], c[7])),
+                winners[w],
+            )
         )
     return [times[t] for t in h.played_at], bodies
 
