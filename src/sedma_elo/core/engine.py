@@ -314,26 +314,66 @@ def _rate_single(
     _, cache, bounds, ks, half_up, label, _ = hot
     stats = match.stats
     st = stats.get(a, NO_STATS)
-    found = cache.get((outcome_a, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
-    score_a = (found or score_breakdown(outcome_a, st, rules)).adjusted
+    breakdown_a = cache.get((outcome_a, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
+    if breakdown_a is None:
+        breakdown_a = score_breakdown(outcome_a, st, rules)
     st = stats.get(b, NO_STATS)
-    found = cache.get((outcome_b, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
-    score_b = (found or score_breakdown(outcome_b, st, rules)).adjusted
-    change_a = rating_a + ks[bisect_right(bounds, rating_a)] * (score_a - expected_a)
-    change_b = rating_b + ks[bisect_right(bounds, rating_b)] * (score_b - expected_b)
+    breakdown_b = cache.get((outcome_b, st.bad_moves, st.won_by_16, st.won_by_24, st.won_by_4_and_last))
+    if breakdown_b is None:
+        breakdown_b = score_breakdown(outcome_b, st, rules)
+    k_a, k_b = ks[bisect_right(bounds, rating_a)], ks[bisect_right(bounds, rating_b)]
+    change_a = k_a * (breakdown_a.adjusted - expected_a)
+    change_b = k_b * (breakdown_b.adjusted - expected_b)
     if half_up:
-        new_a, new_b = round_rating(change_a, True), round_rating(change_b, True)
+        new_a, new_b = round_rating(rating_a + change_a, True), round_rating(rating_b + change_b, True)
     else:
-        new_a, new_b = round(change_a), round(change_b)
-    if not (MIN_RATING <= new_a <= MAX_RATING and MIN_RATING <= new_b <= MAX_RATING):
+        new_a, new_b = round(rating_a + change_a), round(rating_b + change_b)
+    in_range = MIN_RATING <= new_a <= MAX_RATING and MIN_RATING <= new_b <= MAX_RATING
+    if not in_range:
         new_a, new_b = clamp_rating(new_a, None), clamp_rating(new_b, None)
 
     games = None
+    games_a = games_b = None
     if games_played is not None:
         games = {p: check_games_played(f"games_played.{p}", games_played.get(p, 0)) for p in (a, b)}
+        games_a, games_b = games[a], games[b]
 
     def explain() -> tuple[PlayerChange, ...]:
-        return _rate_explained(match, {a: rating_a, b: rating_b}, rules, games).changes
+        if not in_range:  # the range's note: the general path writes it
+            return _rate_explained(match, {a: rating_a, b: rating_b}, rules, games).changes
+        # Without a variant the explanation holds only what was computed above (K from its tier,
+        # no notes): built from those values instead of rating the match a second time.
+        fa, fb = float(rating_a), float(rating_b)
+        return (
+            PlayerChange(
+                a,
+                "a",
+                rating_a,
+                k_a,
+                k_explained(rules, rating_a, games_a),
+                fa,
+                fb,
+                expected_a,
+                breakdown_a,
+                change_a,
+                new_a,
+                games_a,
+            ),
+            PlayerChange(
+                b,
+                "b",
+                rating_b,
+                k_b,
+                k_explained(rules, rating_b, games_b),
+                fb,
+                fa,
+                expected_b,
+                breakdown_b,
+                change_b,
+                new_b,
+                games_b,
+            ),
+        )
 
     return RatingResult._deferred(match, label, {a: new_a, b: new_b}, explain)
 
