@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from ._jsontext import json_scalar, json_string
@@ -170,7 +170,9 @@ def change_to_json(result: RatingResult, player_id: str) -> str:
     )
 
 
-def _string_list(items: Iterable[str]) -> str:
+def _string_list(items: Sequence[str]) -> str:
+    if not items:  # the common case: no teammates, no notes
+        return "[]"
     return f"[{','.join(map(json_string, items))}]"
 
 

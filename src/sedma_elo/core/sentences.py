@@ -79,6 +79,8 @@ def decimal(text: str, tr: Translator = ENGLISH) -> str:
 
 def _say(tr: Translator, message: str, **fields: Any) -> str:
     """``message`` translated, its fields filled in; numbers take the language's decimal mark."""
+    if tr is ENGLISH:  # the catalog-less translator: the message itself, decimal point "."
+        return message.format(**fields)
     mark = _mark(tr)
     if mark != ".":
         fields = {k: v if k in _NAMES else _DECIMAL.sub(mark, str(v)) for k, v in fields.items()}
