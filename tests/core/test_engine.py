@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sedma_elo import MAX_COUNT, REFERENCE_RULES, BonusRule, Match, PlayerStats, Rules, rate, score_breakdown
 from sedma_elo.core.engine import _rate_explained
+from sedma_elo.core.rules import MAX_RATING
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "reference_vectors.csv"
 FLOAT64_RULES = REFERENCE_RULES.replace(name="reference-f64", arithmetic="float64")
@@ -229,6 +230,35 @@ def test_new_ratings_agree_with_the_explanation(
     fast = result.new_ratings
     assert fast == {c.player_id: c.rating_after for c in result.changes}
     assert result == _rate_explained(match, {"alice": ra, "bob": rb}, rules)
+
+
+@given(
+    winners,
+    stats,
+    stats,
+    st.integers(-50_000, 50_000),
+    st.integers(-50_000, 50_000),
+    st.integers(0, 500),
+    st.integers(0, 500),
+    rule_sets,
+)
+def test_fast_explanation_with_games_equals_the_explained_path(
+    winner: str, sa: PlayerStats, sb: PlayerStats, ra: int, rb: int, ga: int, gb: int, rules: Rules
+) -> None:
+    """With games played given, the fast path's explanation is the explained path's, field by field."""
+    match = Match.single("alice", "bob", winner, sa, sb)  # type: ignore[arg-type]
+    games = {"alice": ga, "bob": gb}
+    fast = rate(match, {"alice": ra, "bob": rb}, rules, games_played=games).changes
+    assert fast == _rate_explained(match, {"alice": ra, "bob": rb}, rules, games).changes
+
+
+def test_fast_path_keeps_the_range_note_when_a_rating_is_clamped() -> None:
+    """A rating pushed out of the range is explained by the general path, with its note."""
+    match = Match.single("alice", "bob", "a")
+    result = rate(match, {"alice": MAX_RATING, "bob": MAX_RATING - 100})
+    assert result["alice"].rating_after == MAX_RATING
+    assert result["alice"].notes  # the range's note
+    assert result == _rate_explained(match, {"alice": MAX_RATING, "bob": MAX_RATING - 100}, REFERENCE_RULES)
 
 
 def test_fast_path_matches_every_reference_vector() -> None:
