@@ -50,7 +50,8 @@ ATP = Path(os.environ.get("SEDMA_ATP", "/work/shared/data/atp_1991_2017.csv.gz")
 INACTIVE_RULES = ROOT / "docs" / "atp_tuned_rules.toml"
 RERATE_RULES = ROOT / "docs" / "atp_fair_tuned_rules.toml"
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
-PREFIX = f"bulk_bench_{os.getpid()}"  # two runs at once must not share databases
+# Two runs at once must not share databases; BENCH_DB_PREFIX names a session's own.
+PREFIX = f"{os.environ.get('BENCH_DB_PREFIX', 'bulk_bench')}_{os.getpid()}"
 
 
 # ---------------------------------------------------------------------------- child: one operation

@@ -10,7 +10,8 @@ is in the wall of the statement that waits for it):
 
 * ``setup``: the rebuild's reads of the standing before it (``Rebuild.__init__``) and roll-back;
 * ``read``: the ledger's chunks (``read_chunks``), ``rate``: the kernel and the fold (``rate_chunk``);
-* ``write``: the rating changes (``write_changes``);
+* ``write``: the rating changes (``write_changes``; since branch rerate3 on a thread, overlapping
+  the others: then the phases add up to more than the wall, and ``read`` is the wait for a chunk);
 * ``players``: the player rows (``Rebuild.write_players``);
 * ``rest``: the rest of the transaction (feed, switch) and the commit;
 
@@ -80,7 +81,10 @@ def child(op: str, url: str, n: int) -> None:
     from sedma_elo.storage import open_database
 
     spent = dict.fromkeys(PHASES, 0.0)
-    rebuild.read_chunks = _timed_iter(rebuild.read_chunks, spent, "read")  # type: ignore[assignment]
+    if hasattr(rebuild, "read_chunks"):  # the code before branch rerate3: read in line
+        rebuild.read_chunks = _timed_iter(rebuild.read_chunks, spent, "read")
+    else:  # read by a thread: the wait for the next chunk
+        rebuild.ahead = _timed_iter(rebuild.ahead, spent, "read")
     rebuild.rate_chunk = _timed(rebuild.rate_chunk, spent, "rate")  # type: ignore[assignment]
     versions.write_changes = _timed(versions.write_changes, spent, "write")  # type: ignore[assignment]
     plan = rebuild.Rebuild

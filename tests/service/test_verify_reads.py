@@ -1,6 +1,6 @@
 """Verify's reads (service/ledger/packed.py): the packed SQLite chunks and changes hold what the
 row-by-row reads hold, the sort by (sequence, key), the covering sequence index, and the
-read-ahead's depth (service/ledger/verify.py ``_ahead``)."""
+read-ahead's depth (service/ledger/ahead.py ``ahead``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ledgers import empty_ledger
 
 from sedma_elo import REFERENCE_RULES, Match
 from sedma_elo.service import Ledger
-from sedma_elo.service.ledger import bulk, packed, verify
+from sedma_elo.service.ledger import ahead, bulk, packed
 
 #: Six players in one-against-one and two-against-two matches, with statistics, one voided later.
 MATCHES = [
@@ -104,7 +104,7 @@ def test_read_ahead_produces_one_item_ahead_at_most() -> None:
             yield i
 
     seen = []
-    for item in verify._ahead(items(), True):
+    for item in ahead.ahead(items(), True):
         # The caller holds item i: the thread may have produced i + 1, not i + 2.
         seen.append((item, max(produced)))
     assert [i for i, _ in seen] == list(range(6))
@@ -120,7 +120,7 @@ def test_read_ahead_raises_what_the_thread_raised() -> None:
 
     got = []
     with pytest.raises(ValueError, match="bad chunk"):
-        for item in verify._ahead(items(), True):
+        for item in ahead.ahead(items(), True):
             got.append(item)
     assert got == [1]
 

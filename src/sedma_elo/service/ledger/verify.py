@@ -9,12 +9,10 @@ stored changes of the same sequence range.
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +24,7 @@ from ...core.model import Match
 from ...core.rules import Rules
 from ...storage.schema import MATCH_SLOTS
 from . import bulk
+from .ahead import ahead, snapshot_connection
 from .bulk import (
     Int64Array,
     KeyState,
@@ -43,7 +42,6 @@ __all__ = ["VerifyMixin", "replay"]
 #: Most differences a report lists.
 _MAX_MISMATCHES = 100
 _END = 2**62
-_T = TypeVar("_T")
 #: Player ids of team matches' players kept between chunks (a cache: about 100 bytes each).
 _NAMES_KEPT = 50_000
 #: Bytes of version states (ratings and games by player key) one pass over the ledger holds.
@@ -102,58 +100,6 @@ def _chunks(
             for vid, through in versions
         ]
         yield rows, stored
-
-
-def _ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
-    """``items``, each produced by a thread while the caller works on the one before (the
-    database's reading of the next chunk overlaps the kernel's rating of this one: PostgreSQL's
-    server, SQLite's ``sqlite3_step``, which releases the GIL). The thread stops when the caller
-    closes this generator; what the thread raises is raised here.
-
-    One item ahead at most: the thread produces the next item only once the caller has taken the
-    one before, so that two items are alive at a time (verify's memory), not three."""
-    if not threaded:
-        yield from items
-        return
-    handoff: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
-    stop = threading.Event()
-
-    def put(item: tuple[bool, Any]) -> bool:
-        while not stop.is_set():
-            try:
-                handoff.put(item, timeout=0.05)
-                break
-            except queue.Full:
-                continue
-        with handoff.all_tasks_done:  # until the caller has taken it
-            while handoff.unfinished_tasks and not stop.is_set():
-                handoff.all_tasks_done.wait(0.05)
-        return not stop.is_set()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put((True, item)):
-                    return
-            put((False, None))
-        except BaseException as exc:  # handed to the caller, who raises it
-            put((False, exc))
-
-    thread = threading.Thread(target=produce, name="verify-reader", daemon=True)
-    thread.start()
-    try:
-        while True:
-            more, item = handoff.get()
-            handoff.task_done()
-            if not more:
-                if item is not None:
-                    raise item
-                return
-            yield item
-            item = None  # not kept alive while the next one is awaited
-    finally:
-        stop.set()
-        thread.join()
 
 
 def _batches(raw: Any, pg: bool, sql: str, size: int) -> Iterator[list[tuple[Any, ...]]]:
@@ -254,7 +200,7 @@ class VerifyMixin(VersionsMixin):
         bounds = [(check.vid, check.through) for check in checks]
         with (
             self._chunk_reader(raw) as (reader, lookup),
-            closing(_ahead(_chunks(reader, pg, bounds), True)) as chunks,
+            closing(ahead(_chunks(reader, pg, bounds), True)) as chunks,
         ):
             for rows, stored in chunks:
                 if first:
@@ -316,15 +262,8 @@ class VerifyMixin(VersionsMixin):
             with self.db.read.connect() as c:
                 yield raw, c.connection.driver_connection
             return
-        snapshot = str(raw.execute("SELECT pg_export_snapshot()").fetchone()[0])
-        assert snapshot.replace("-", "").isalnum()  # e.g. 00000003-0000001B-1: safe to quote
-        with self.db.read.connect() as c:
-            reader = c.execution_options(isolation_level="REPEATABLE READ")
-            with reader.begin():
-                second: Any = reader.connection.driver_connection
-                # A utility statement takes no parameters.
-                second.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
-                yield second, raw
+        with snapshot_connection(self.db, raw) as second:
+            yield second, raw
 
     def _list_changes(self, raw: Any, check: _Check, want: Int64Array, have: Int64Array) -> None:
         """Add the differences of one chunk's changes, in (sequence, player id) order."""
