@@ -197,15 +197,8 @@ def replay_loop(  # type: ignore[no-untyped-def]
         gb = games[b]
         ka = _player_k(ra, ga, tier_below, tier_k, kmode, k_games, new_games, new_mult)
         kb = _player_k(rb, gb, tier_below, tier_k, kmode, k_games, new_games, new_mult)
-        share_a = share
-        share_b = share
-        if bal_games and balance != 0.0:
-            if ga < new_games:
-                settled = _player_k(ra, new_games, tier_below, tier_k, kmode, k_games, new_games, new_mult)
-                share_a = 1.0 - settled / ka if ka > settled else 0.0
-            if gb < new_games:
-                settled = _player_k(rb, new_games, tier_below, tier_k, kmode, k_games, new_games, new_mult)
-                share_b = 1.0 - settled / kb if kb > settled else 0.0
+        k0a = ka  # before the margin multiplier: newcomer_balance_games' share compares these
+        k0b = kb
         if margin:
             da = _dominance(counts, i, 0, p64)
             db = _dominance(counts, i, 1, p64)
@@ -241,6 +234,19 @@ def replay_loop(  # type: ignore[no-untyped-def]
             if balance != 0.0:
                 # update.newcomer_balance (formula.newcomer_gifts): each side gives back part of
                 # the new opponent's extra change; one opponent, so the engine's "/ 1" is exact.
+                share_a = share
+                share_b = share
+                if bal_games:
+                    if ga < new_games:
+                        settled = _player_k(
+                            ra, new_games, tier_below, tier_k, kmode, k_games, new_games, new_mult
+                        )
+                        share_a = 1.0 - settled / k0a if k0a > settled else 0.0
+                    if gb < new_games:
+                        settled = _player_k(
+                            rb, new_games, tier_below, tier_k, kmode, k_games, new_games, new_mult
+                        )
+                        share_b = 1.0 - settled / k0b if k0b > settled else 0.0
                 gift_b = balance * (da * share_a) if ga < new_games else 0.0
                 gift_a = balance * (db * share_b) if gb < new_games else 0.0
                 if gb < new_games:
