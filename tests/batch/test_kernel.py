@@ -174,6 +174,7 @@ def rules_strategy(draw: st.DrawFn) -> Rules:
         zero_sum_established=draw(st.booleans()),
         zero_sum_newcomers=draw(st.booleans()),
         newcomer_balance=draw(st.one_of(st.just(0.0), unit)),
+        newcomer_balance_games=draw(st.booleans()),
         rating_floor=draw(st.one_of(st.none(), st.integers(initial - 300, initial))),
         margin_scale=draw(st.one_of(st.just(0.0), st.floats(-1.0, 1.0))),
         margin_weight_16=draw(st.floats(-3.0, 3.0)),
@@ -237,6 +238,11 @@ VARIANTS = {
     ),
     "newcomer_balance_margin": REFERENCE_RULES.replace(
         k_new_player_games=8, k_new_player_multiplier=2.5, newcomer_balance=1.0, margin_scale=0.2,
+    ),
+    "newcomer_balance_games": REFERENCE_RULES.replace(
+        zero_sum_established=True, zero_sum_newcomers=True, k_mode="max", k_games_a=300.0, k_games_b=5.0,
+        k_games_c=0.6, k_games_min=10.0, k_new_player_games=8, k_new_player_multiplier=1.4,
+        newcomer_balance=1.0, newcomer_balance_games=True, score_max=1.05, margin_scale=0.2,
     ),
     "floor": REFERENCE_RULES.replace(rating_floor=960),
     "margin": REFERENCE_RULES.replace(margin_scale=0.25, margin_weight_bad_moves=-0.5),

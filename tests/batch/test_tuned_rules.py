@@ -21,7 +21,7 @@ MATCHES = [
 
 
 def test_both_tuned_files_are_found() -> None:
-    """docs/ holds the plain, nine fair and the zero-sum tuned rule sets; each computes K by games played."""
+    """docs/ holds the plain, ten fair and the zero-sum tuned rule sets; each computes K by games played."""
     assert [p.name for p in TUNED] == [
         "atp_fair_tuned_eras_rules.toml",
         "atp_fair_tuned_margin_rules.toml",
@@ -32,6 +32,7 @@ def test_both_tuned_files_are_found() -> None:
         "atp_fair_tuned_v4_balanced_rules.toml",
         "atp_fair_tuned_v4_rules.toml",
         "atp_fair_tuned_v5_rules.toml",
+        "atp_fair_tuned_v6_rules.toml",
         "atp_tuned_rules.toml",
         "atp_tuned_zero_sum_rules.toml",
     ]

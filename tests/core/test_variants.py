@@ -229,6 +229,44 @@ def test_newcomer_balance_is_off_in_a_transfer() -> None:
     assert [c.rating_after for c in on.changes] == [c.rating_after for c in off.changes]
 
 
+CURVE = NEWCOMER.replace(
+    k_mode="max",
+    k_games_a=400.0,
+    k_games_b=1.0,
+    k_games_c=1.0,
+    k_games_min=0.0,
+    newcomer_balance_games=True,
+)  # K by games: max(tier 32 or 40, 400 / (games + 1)), x2 below 3 games: 400 at 1 game, 100 at 3
+
+
+def test_newcomer_balance_games_takes_the_curves_extra_as_well() -> None:
+    """newcomer_balance_games: the opponent gives back the newcomer's change above their K at 3 games."""
+    result = rate(Match.single("x", "y", "a"), {"x": 1100, "y": 1300}, CURVE, games_played={"x": 1, "y": 7})
+    own_x = 400.0 * (1 - _e(1100, 1300))
+    own_y = 50.0 * (0 - _e(1300, 1100))
+    assert result["x"].rating_after == 1100 + round(own_x)
+    assert result["y"].rating_after == 1300 + round(own_y - own_x * (1 - 100.0 / 400.0))
+
+
+def test_newcomer_balance_games_leaves_the_pair_the_settled_k() -> None:
+    """newcomer_balance_games 1: the pair's total change is the one the newcomer's settled K would give."""
+    match = Match.single("x", "y", "b", PlayerStats(won_by_16=1), PlayerStats(won_by_24=2))
+    ratings, games = {"x": 1150, "y": 1190}, {"x": 1, "y": 40}
+    rules = CURVE.replace(score_max=1.1)
+    balanced = rate(match, ratings, rules, games_played=games)
+    settled = rate(match, ratings, rules, games_played={"x": 3, "y": 40})
+    assert sum(c.change for c in balanced.changes) == pytest.approx(sum(c.change for c in settled.changes))
+
+
+def test_newcomer_balance_games_without_a_curve_is_the_multipliers_share() -> None:
+    """K by rating only: the settled K is the K without the multiplier, so the flag changes nothing."""
+    match = Match.single("x", "y", "a")
+    ratings, games = {"x": 1100, "y": 1300}, {"x": 0, "y": 7}
+    on = rate(match, ratings, NEWCOMER.replace(newcomer_balance_games=True), games_played=games)
+    off = rate(match, ratings, NEWCOMER, games_played=games)
+    assert [c.change for c in on.changes] == pytest.approx([c.change for c in off.changes])
+
+
 def test_zero_sum_team_match_conserves_the_total() -> None:
     """In a 2-vs-2 zero-sum match every member of a side moves by the same amount."""
     match = Match(("a1", "a2"), ("b1", "b2"), "b", {})

@@ -32,6 +32,7 @@ _ARITH, _ROUNDING, _KMODE = _S["arithmetic"], _S["rounding"], _S["k_factor.mode"
 _NEW_GAMES, _ZERO_SUM, _FLOOR = _S["k_factor.new_player_games"], _S["update.zero_sum"], _S["update.floor"]
 _ZS_EST, _BALANCE = _S["update.zero_sum_established"], _S["update.newcomer_balance"]
 _ZS_NEW = _S["update.zero_sum_newcomers"]
+_BAL_GAMES = _S["update.newcomer_balance_games"]
 _MARGIN, _LO, _HI = LAYOUT.margin_on, LAYOUT.low, LAYOUT.high
 # Codes of the choices (their index in the declaration).
 _FLOAT32 = by_key("arithmetic").choices.index("float32")
@@ -165,8 +166,10 @@ def replay_loop(  # type: ignore[no-untyped-def]
     hi = ip[_HI]
     new_mult = p64[_NEW_MULT]
     balance = p64[_BALANCE] if new_games > 0 else 0.0
-    # formula.newcomer_gifts: the share of a new player's change the multiplier added.
+    # formula.newcomer_share: the share of a new player's change the multiplier added (with
+    # newcomer_balance_games: their K above their K at new_games games, per match below).
     share = (new_mult - 1.0) / new_mult if new_mult > 1.0 else 0.0
+    bal_games = ip[_BAL_GAMES] != 0
     offset = (expected_table.size - 1) // 2
     span = np.float64(hi - lo)
     margin_sign = np.array([1.0, -1.0, 0.0])
@@ -194,6 +197,8 @@ def replay_loop(  # type: ignore[no-untyped-def]
         gb = games[b]
         ka = _player_k(ra, ga, tier_below, tier_k, kmode, k_games, new_games, new_mult)
         kb = _player_k(rb, gb, tier_below, tier_k, kmode, k_games, new_games, new_mult)
+        k0a = ka  # before the margin multiplier: newcomer_balance_games' share compares these
+        k0b = kb
         if margin:
             da = _dominance(counts, i, 0, p64)
             db = _dominance(counts, i, 1, p64)
@@ -229,8 +234,21 @@ def replay_loop(  # type: ignore[no-untyped-def]
             if balance != 0.0:
                 # update.newcomer_balance (formula.newcomer_gifts): each side gives back part of
                 # the new opponent's extra change; one opponent, so the engine's "/ 1" is exact.
-                gift_b = balance * (da * share) if ga < new_games else 0.0
-                gift_a = balance * (db * share) if gb < new_games else 0.0
+                share_a = share
+                share_b = share
+                if bal_games:
+                    if ga < new_games:
+                        settled = _player_k(
+                            ra, new_games, tier_below, tier_k, kmode, k_games, new_games, new_mult
+                        )
+                        share_a = 1.0 - settled / k0a if k0a > settled else 0.0
+                    if gb < new_games:
+                        settled = _player_k(
+                            rb, new_games, tier_below, tier_k, kmode, k_games, new_games, new_mult
+                        )
+                        share_b = 1.0 - settled / k0b if k0b > settled else 0.0
+                gift_b = balance * (da * share_a) if ga < new_games else 0.0
+                gift_a = balance * (db * share_b) if gb < new_games else 0.0
                 if gb < new_games:
                     da = da - gift_a
                 if ga < new_games:

@@ -188,6 +188,8 @@ def run_kernel(
             history.player_b, minlength=size
         )
         top = int((games + appearances).max(initial=0)) + 1
+        if rules.newcomer_balance_games:
+            top = max(top, rules.k_new_player_games + 1)  # the settled K at new_player_games games
         k_games = jit.k_games_table(top, *params.k_games)
     else:
         k_games = np.zeros(1, dtype=np.float64)

@@ -262,6 +262,12 @@ COEFFICIENTS: tuple[Coefficient, ...] = (
         *_SHARE, tune=Tune(0.0, 1.0), kernel="float",
     ),
     Coefficient(
+        "update.newcomer_balance_games", "newcomer_balance_games", "bool", False,
+        "newcomer_balance also covers the games curve: a new player's extra change is measured against"
+        " their K at k_factor.new_player_games games, not only the multiplier's part",
+        kernel="int",
+    ),
+    Coefficient(
         "update.floor", "rating_floor", "int", None, "lowest rating an update can leave (none: no floor)",
         *_R, optional=True, kernel="int", kernel_none=MIN_RATING,
     ),

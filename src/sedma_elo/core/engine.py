@@ -448,7 +448,9 @@ def _rate_explained(
     if shared is None and rules.newcomer_balance != 0.0 and rules.k_new_player_games > 0:
         expected_of = {p: expected_a for p in match.team_a} | {p: expected_b for p in match.team_b}
         own_changes = {p: ks[p] * (scores[p].adjusted - expected_of[p]) for p in ks}
-        gifts = newcomer_gifts(match, rules, games, own_changes)
+        players = (*match.team_a, *match.team_b)
+        before_of = dict(zip(players, (*before_a, *before_b), strict=True))
+        gifts = newcomer_gifts(match, rules, games, own_changes, before_of)
     changes = []
     half_up = rules.rounding == "half_up"
     for side, team, before, own, other, expected, _ in sides:

@@ -34,6 +34,7 @@ __all__ = [
     "k_factor",
     "k_games",
     "newcomer_gifts",
+    "newcomer_share",
     "player_k",
     "round_rating",
 ]
@@ -323,29 +324,47 @@ def zero_sum_change(
     return shared_k, (mean_a + (1.0 - mean_b)) * 0.5
 
 
+def newcomer_share(rules: Rules, rating: int, games: int) -> float:
+    """Share of a new player's own change that counts as their extra (``update.newcomer_balance``).
+
+    The multiplier's part ``(m - 1) / m`` (0 when ``m`` is at most 1); with
+    ``newcomer_balance_games`` the part of their K above the K the same player would have with
+    ``k_new_player_games`` games, ``1 - K(rating, new_player_games) / K(rating, games)`` (the games
+    curve's extra K as well as the multiplier's; 0 when the settled K is not smaller). The
+    kernel's order of operations.
+    """
+    if rules.newcomer_balance_games:
+        k = player_k(rules, rating, games)
+        settled = player_k(rules, rating, rules.k_new_player_games)
+        return 1.0 - settled / k if k > settled else 0.0
+    m = rules.k_new_player_multiplier
+    return (m - 1.0) / m if m > 1.0 else 0.0  # a multiplier of at most 1 adds nothing to give back
+
+
 def newcomer_gifts(
     match: Match,
     rules: Rules,
     games: Mapping[str, int | None],
     changes: Mapping[str, float],
+    ratings: Mapping[str, int],
 ) -> dict[str, float]:
     """What each player gives back for the new players they met (``update.newcomer_balance``).
 
-    ``changes`` holds every player's own unrounded change ``K * (S - E)``. A new player's extra
-    change, the part the new-player multiplier ``m`` added, is ``change * (m - 1) / m`` (0 when
-    ``m`` is at most 1); the
-    opposing side gives back ``newcomer_balance`` of it, split evenly among its players, so that
-    with a balance of 1 the multiplier adds no points to the pair. The result maps each player to
-    the sum to subtract from their own change (only players who owe something). The kernel's
-    order of operations (one against one: one gift, divided by 1).
+    ``changes`` holds every player's own unrounded change ``K * (S - E)`` and ``ratings`` their
+    rating before the match. A new player's extra change is ``change *``
+    :func:`newcomer_share`; the opposing side gives back ``newcomer_balance`` of it, split evenly
+    among its players, so that with a balance of 1 the multiplier (and with
+    ``newcomer_balance_games`` the games curve too) adds no points to the pair. The result maps
+    each player to the sum to subtract from their own change (only players who owe something).
+    The kernel's order of operations (one against one: one gift, divided by 1).
     """
-    m = rules.k_new_player_multiplier
-    share = (m - 1.0) / m if m > 1.0 else 0.0  # a multiplier of at most 1 adds nothing to give back
     balance = rules.newcomer_balance
     gifts: dict[str, float] = {}
     for team, other in ((match.team_a, match.team_b), (match.team_b, match.team_a)):
         for player_id in team:
-            if (games[player_id] or 0) < rules.k_new_player_games:
+            played = games[player_id] or 0
+            if played < rules.k_new_player_games:
+                share = newcomer_share(rules, ratings[player_id], played)
                 gift = balance * (changes[player_id] * share) / len(other)
                 for opponent in other:
                     gifts[opponent] = gifts.get(opponent, 0.0) + gift

@@ -78,7 +78,7 @@ class Rules:
     ``score_min``, ``score_max``, ``rounding``, ``arithmetic``, ``team_rating``, and the variants
     ``k_mode``, ``k_games_a``/``b``/``c``/``min``, ``k_new_player_games``,
     ``k_new_player_multiplier``, ``zero_sum``, ``zero_sum_established``, ``zero_sum_newcomers``,
-    ``newcomer_balance``,
+    ``newcomer_balance``, ``newcomer_balance_games``,
     ``rating_floor``, ``margin_*``. Every variant's default leaves the reference behaviour unchanged
     (``docs/rules.md``).
     """
@@ -111,6 +111,7 @@ class Rules:
     zero_sum_established: bool = _D["update.zero_sum_established"]
     zero_sum_newcomers: bool = _D["update.zero_sum_newcomers"]
     newcomer_balance: float = _D["update.newcomer_balance"]
+    newcomer_balance_games: bool = _D["update.newcomer_balance_games"]
     rating_floor: int | None = _D["update.floor"]
     margin_scale: float = _D["margin.scale"]
     margin_weight_16: float = _D["margin.weight_16"]
