@@ -20,7 +20,7 @@ from sedma_elo.core.model import Match, PlayerStats
 from sedma_elo.core.rules import REFERENCE_RULES
 from sedma_elo.errors import HistoryError
 from sedma_elo.service import Ledger
-from sedma_elo.service.ledger import bulk, bulk_import
+from sedma_elo.service.ledger import bulk, bulk_import, rebuild
 from sedma_elo.service.ledger.rows import MATCH_FROM, STAT_COLUMNS
 from sedma_elo.service.payload import submission_from_match
 from sedma_elo.storage import open_database
@@ -221,6 +221,26 @@ def test_import_into_a_non_empty_ledger_continues_the_ratings(
         _post_one_by_one(posted, matches)
         assert _dump(bulk) == _dump(posted)
         assert bulk.verify().ok
+    finally:
+        bulk.db.dispose()
+        posted.db.dispose()
+
+
+def test_player_rows_written_a_few_at_a_time_equal_posting_one_by_one(
+    two_urls: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With two player rows a statement (some updated, some new) the rows are those of posting."""
+    monkeypatch.setattr(rebuild, "PLAYER_CHUNK", 2)
+    matches = _history(60, seed=4, teams=True)
+    bulk, posted = _ledger(two_urls[0]), _ledger(two_urls[1])
+    try:
+        _post_one_by_one(bulk, matches[:10])  # some players with a stored row: updated
+        report = _import(bulk, _file(tmp_path, "rest.jsonl", matches))
+        assert (report.created, report.repeated) == (50, 10)
+        _post_one_by_one(posted, matches)
+        got, want = _dump(bulk), _dump(posted)
+        assert len(want["player_ratings"]) == len(_PLAYERS)
+        assert got == want
     finally:
         bulk.db.dispose()
         posted.db.dispose()

@@ -114,3 +114,12 @@ def test_verify_in_one_pass_per_version_names_a_tampered_change_of_the_second(
         assert (report.versions, report.matches, report.players) == (2, 10, 20)
         assert seen[-1] == (20, 20)
         assert report.mismatches[0].startswith(f"version {second}, sequence 9, player p")
+
+
+def test_the_last_sequence_sink_costs_one_entry_whatever_its_size() -> None:
+    """Verify's unread last-sequence state is one shared int64 that takes the raters' writes."""
+    sink = verify._sink(1_000_000)
+    sink[999_999] = 7
+    bulk.np.maximum.at(sink, bulk.np.array([3, 500_000]), bulk.np.array([9, 4]))
+    assert sink.shape == (1_000_000,)
+    assert sink.base is not None and sink.base.base is not None and sink.base.base.nbytes == 8

@@ -376,6 +376,9 @@ def export_history(
 @app.command()
 def verify(database_url: DatabaseUrl = None, progress: ProgressOption = None) -> None:
     """Replay the ledger with the rating core and compare with the stored ratings; exit 1 on a mismatch."""
+    from .heap import fix_mmap_threshold
+
+    fix_mmap_threshold()  # flat resident memory over a long ledger (cli/heap.py)
     with user_errors(), _ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
         bar.phase("verify", None)
         report = ledger.verify(progress=bar.update)

@@ -26,6 +26,7 @@ from .write_pg import write_players_pg
 from .write_sqlite import write_players_sqlite
 
 __all__ = [
+    "PLAYER_CHUNK",
     "REBUILD_CACHE_KIB",
     "Rebuild",
     "changed_sequences",
@@ -40,6 +41,8 @@ Progress = Callable[[int, int], None]
 #: SQLite page cache of a rebuild's connection, KiB: a rebuild's inserts touch every player's part
 #: of the clustered ``rating_changes`` once per chunk; SQLite's default cache (2 MB) re-read them.
 REBUILD_CACHE_KIB = 65_536
+#: Player rows per statement of :func:`store_players`.
+PLAYER_CHUNK = 50_000
 
 
 @contextmanager
@@ -161,21 +164,32 @@ class Rebuild:
         store_players(self.raw, self.ph, self.version.id, self.state, self.known)
 
 
-def store_players(raw: Any, ph: str, version_id: int, state: KeyState, known: set[int]) -> None:
+def store_players(
+    raw: Any, ph: str, version_id: int, state: KeyState, known: set[int], chunk: int | None = None
+) -> None:
     """Store the rating, count and last sequence of every key with a last sequence in ``state``
-    (the ones in ``known``, which have a row in ``version_id``, updated; the others inserted)."""
+    (the ones in ``known``, which have a row in ``version_id``, updated; the others inserted).
+
+    The rows go in player id order (as the one-statement writers order them), ``chunk`` players a
+    statement (default :data:`PLAYER_CHUNK`, read at call time): memory holds one chunk's rows,
+    not every player's (an import of a million players peaked at its end, 650 -> 1,063 MB,
+    building them all at once)."""
     played = np.flatnonzero(state.last)
     missing = set(played.tolist()) - state.names.keys()
     if missing:
         state.names.update(names_of(raw, ph, missing))
     names = state.names
-    ids = [names[k] for k in played.tolist()]
-    ratings = dict(zip(ids, state.ratings[played].tolist(), strict=True))
-    games = dict(zip(ids, state.games[played].tolist(), strict=True))
-    last_seq = dict(zip(ids, state.last[played].tolist(), strict=True))
-    stored = {names[k] for k in known if state.last[k]}
+    ordered = sorted(played.tolist(), key=names.__getitem__)
     write = write_players_pg if ph == "%s" else write_players_sqlite
-    write(raw, version_id, ratings, games, last_seq, stored)
+    chunk = chunk or PLAYER_CHUNK
+    for start in range(0, len(ordered), chunk):
+        keys = ordered[start : start + chunk]
+        ids = [names[k] for k in keys]
+        ratings = dict(zip(ids, state.ratings[keys].tolist(), strict=True))
+        games = dict(zip(ids, state.games[keys].tolist(), strict=True))
+        last_seq = dict(zip(ids, state.last[keys].tolist(), strict=True))
+        stored = {names[k] for k in keys if k in known}
+        write(raw, version_id, ratings, games, last_seq, stored)
 
 
 def _standings(changes: Int64Array) -> Int64Array:

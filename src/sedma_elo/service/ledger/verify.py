@@ -85,6 +85,12 @@ def _orphans(raw: Any) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
+def _sink(size: int) -> Int64Array:
+    """A writable int64 array of ``size`` entries that all share one element: what is written to
+    it is lost (the last write wins), it costs 8 bytes whatever ``size``."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, dtype=np.int64), shape=(size,), strides=(0,))
+
+
 def _pair(row: Int64Array | None) -> tuple[int, int] | None:
     return None if row is None else (int(row[0]), int(row[1]))
 
@@ -185,9 +191,10 @@ class VerifyMixin(VersionsMixin):
         pg = self._pg
         size = len(players)
         # Shared by the versions: the sequence each key last played in, which verify never reads
-        # (a key played in a version's replay iff its games count is above 0), and the names of
-        # the team matches' players, dropped between chunks once many (they are per player).
-        last, names = np.zeros(size, dtype=np.int64), dict[int, str]()
+        # (a key played in a version's replay iff its games count is above 0): one int64 seen as
+        # ``size`` (stride 0), a sink for the raters' writes instead of 8 bytes a player; and the
+        # names of the team matches' players, dropped between chunks once many (per player).
+        last, names = _sink(size), dict[int, str]()
         checks = []
         for vid, rules, through in versions:
             ratings = np.full(size, rules.initial_rating, dtype=np.int64)
