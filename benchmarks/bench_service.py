@@ -129,7 +129,9 @@ def started(cmd: list[str], health: str, env: dict[str, str] | None = None) -> s
     proc = subprocess.Popen(cmd, env=env, start_new_session=True)
     for _ in range(3000):  # five minutes: a loaded machine (load 20) started two processes in 115 s
         try:
-            with urllib.request.urlopen(health, timeout=1):
+            # 10 s: /healthz counts the ledger, 2.3 s for 10 M matches at load 10 (a 1 s timeout
+            # failed every try, and the 10 M league's wrk part never started).
+            with urllib.request.urlopen(health, timeout=10):
                 return proc
         except OSError:
             time.sleep(0.1)
