@@ -53,6 +53,16 @@ def test_a_move_above_a_cursor_leaves_that_page() -> None:
     }
 
 
+def test_a_move_out_of_the_rows_below_drops_a_page_with_a_next_cursor() -> None:
+    """From 900 (below both pages) to 1300: the row that made their next cursors may have gone."""
+    assert _kept_after(Moved(1, "x", 900, 1300)) == {ZED}
+
+
+def test_a_move_from_above_to_below_leaves_the_middle_page() -> None:
+    """From 1150 (above the middle page's cursor) to 900: its rows and its next cursor stand."""
+    assert MID in _kept_after(Moved(1, "x", 1150, 900))
+
+
 def test_the_mover_s_own_answer_is_dropped() -> None:
     """The player's answer goes even when no page moves; another version's move drops no page."""
     assert _kept_after(Moved(2, "zed", 1050, 1060)) == {MID, TOP}

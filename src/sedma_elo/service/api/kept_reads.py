@@ -8,8 +8,9 @@ after. Such a change can make stale only
   players by (rating high to low, id) strictly after its cursor's key (or from the top) through
   its last item (or to the bottom when it has no ``next_cursor``): its items, ranks (counted from
   the cursor's rank) and next cursor depend on nothing else. A player whose old and new places
-  both lie outside that window leaves the page as it was: above it, the ranks it shows come from
-  its cursor; below it, the rows after the last item still exist, so the next cursor stands.
+  both lie outside that window leaves the page as it was (above it, the ranks it shows come from
+  its cursor), unless it leaves the run below a page that has a next cursor: that row may have
+  been the last one after the page, whose ``next_cursor`` then becomes ``null``.
 
 Anything else (a void, a re-rate, a switch of the active version, an event this module does not
 know) may move any answer: :func:`moves` answers ``None`` and the cache drops everything.
@@ -72,6 +73,13 @@ class _Window:
     def holds(self, place: _Place) -> bool:
         return (self.after is None or place > self.after) and (self.through is None or place <= self.through)
 
+    def moved_by(self, old: _Place, new: _Place | None) -> bool:
+        """Whether a player moving from ``old`` to ``new`` (``None``: gone) can change this page."""
+        if self.holds(old) or (new is not None and self.holds(new)):
+            return True
+        # Leaving the rows below the last item: it may have been the only one, the next cursor's basis.
+        return self.through is not None and old > self.through and (new is None or new <= self.through)
+
 
 _ANYTHING = _Window(None, None, None)
 
@@ -133,20 +141,18 @@ class KeptReads(Generic[T]):
 
     def drop(self, moved: Sequence[Moved]) -> None:
         """Drop the answers that ``moved`` can make stale."""
-        places: dict[int, list[_Place]] = {}
+        places: dict[int, list[tuple[_Place, _Place | None]]] = {}
         for m in moved:
             for key in self._players.pop(m.player_id, ()):
                 self._answers.pop(key, None)
-            at = places.setdefault(m.version_id, [])
-            at.append((-m.before, m.player_id))
-            if m.after is not None:
-                at.append((-m.after, m.player_id))
+            new = None if m.after is None else (-m.after, m.player_id)
+            places.setdefault(m.version_id, []).append(((-m.before, m.player_id), new))
         if not places:
             return
         stale = [
             key
             for key, w in self._boards.items()
-            if w.version_id is None or any(w.holds(p) for p in places.get(w.version_id, ()))
+            if w.version_id is None or any(w.moved_by(old, new) for old, new in places.get(w.version_id, ()))
         ]
         for key in stale:
             self._forget(key)
