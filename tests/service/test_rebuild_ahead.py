@@ -25,6 +25,16 @@ def test_behind_runs_every_item_in_order_on_another_thread() -> None:
     assert threading.current_thread().name not in {name for _, name in done}
 
 
+def test_behind_not_threaded_runs_each_item_in_line() -> None:
+    """threaded=False: each item is worked on at its submit, on the caller's own thread."""
+    done: list[tuple[int, str]] = []
+    with ahead.behind(lambda i: done.append((i, threading.current_thread().name)), threaded=False) as submit:
+        submit(0)
+        assert done == [(0, threading.current_thread().name)]
+        submit(1)
+    assert done == [(0, threading.current_thread().name), (1, threading.current_thread().name)]
+
+
 def test_behind_raises_the_works_error_at_the_next_submit() -> None:
     """An item's error reaches the caller at the next submit, and later items are not worked on."""
     done: list[int] = []

@@ -76,11 +76,15 @@ def ahead(items: Iterator[_T], threaded: bool) -> Generator[_T]:
 
 
 @contextmanager
-def behind(work: Callable[[_T], object]) -> Iterator[Callable[[_T], None]]:
+def behind(work: Callable[[_T], object], threaded: bool = True) -> Iterator[Callable[[_T], object]]:
     """A ``submit(item)`` for the block that runs ``work(item)`` on a thread and returns at once,
     after the item before it is done (one item in work at most; the items' order is kept). What
     ``work`` raised is raised by the next ``submit`` or at the end of the block; when the block
-    itself raises, the item in work is finished first (its error, if any, is dropped)."""
+    itself raises, the item in work is finished first (its error, if any, is dropped). Not
+    ``threaded``: ``submit`` is ``work`` itself, run in line (as :func:`ahead`'s flag)."""
+    if not threaded:
+        yield work
+        return
     pool = ThreadPoolExecutor(1, thread_name_prefix="ledger-writer")
     pending: Future[object] | None = None
 

@@ -187,12 +187,8 @@ class VersionsMixin(CareerMixin):
             with (
                 rebuild_reader(self.db, raw, self._pg) as readers,
                 closing(plan.rate(progress, readers)) as rated,
+                behind(partial(write_changes, raw, self._pg, version.id), readers is not None) as write,
             ):
-                if readers is None:
-                    for changes in rated:
-                        write_changes(raw, self._pg, version.id, changes)
-                else:
-                    with behind(partial(write_changes, raw, self._pg, version.id)) as write:
-                        for changes in rated:
-                            write(changes)
+                for changes in rated:
+                    write(changes)
             plan.write_players()
