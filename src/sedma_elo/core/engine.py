@@ -343,36 +343,16 @@ def _rate_single(
             return _rate_explained(match, {a: rating_a, b: rating_b}, rules, games).changes
         # Without a variant the explanation holds only what was computed above (K from its tier,
         # no notes): built from those values instead of rating the match a second time.
-        fa, fb = float(rating_a), float(rating_b)
-        return (
-            PlayerChange(
-                a,
-                "a",
-                rating_a,
-                k_a,
-                k_explained(rules, rating_a, games_a),
-                fa,
-                fb,
-                expected_a,
-                breakdown_a,
-                change_a,
-                new_a,
-                games_a,
-            ),
-            PlayerChange(
-                b,
-                "b",
-                rating_b,
-                k_b,
-                k_explained(rules, rating_b, games_b),
-                fb,
-                fa,
-                expected_b,
-                breakdown_b,
-                change_b,
-                new_b,
-                games_b,
-            ),
+        sides: tuple[
+            tuple[str, Literal["a", "b"], int, int, int, float, ScoreBreakdown, float, int, int | None], ...
+        ]
+        sides = (
+            (a, "a", rating_a, rating_b, k_a, expected_a, breakdown_a, change_a, new_a, games_a),
+            (b, "b", rating_b, rating_a, k_b, expected_b, breakdown_b, change_b, new_b, games_b),
+        )
+        return tuple(
+            PlayerChange(pid, side, r, k, k_explained(rules, r, g), float(r), float(o), e, bd, c, new, g)
+            for pid, side, r, o, k, e, bd, c, new, g in sides
         )
 
     return RatingResult._deferred(match, label, {a: new_a, b: new_b}, explain)
