@@ -140,3 +140,14 @@ def test_verify_reports_a_ledger_row_naming_no_row(db_url: str, path: str, colum
             conn.exec_driver_sql(f"UPDATE matches SET {column} = {value} WHERE sequence = {seq}")
         report = ledger.verify()
         assert f"sequence {seq}: a player key or the version id names no row" in report.mismatches
+
+
+def test_blanks_is_a_sequence_of_empty_strings() -> None:
+    """``Blanks(n)`` reads as a list of n empty strings: length, items, negative index, slices."""
+    blanks, model = bulk.Blanks(5), [""] * 5
+    assert len(blanks) == len(model) and list(blanks) == model
+    assert blanks[-5] == "" and blanks[4] == ""
+    assert list(blanks[1:4]) == model[1:4] and len(blanks[::2]) == len(model[::2])
+    for outside in (5, -6):
+        with pytest.raises(IndexError):
+            blanks[outside]

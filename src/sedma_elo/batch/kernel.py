@@ -12,7 +12,9 @@ scores for every integer rating difference (1.6 MB), and, when recording, four n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -134,9 +136,39 @@ def kernel_params(rules: Rules) -> KernelParams:
     )
 
 
-def _jit() -> Any:
-    from . import _kernel_jit
+#: Modules numba loads as it starts that the kernel never uses: coverage (``import numba``:
+#: ``numba.misc.coverage_support``, to report compiled lines to a running coverage) and scipy's
+#: BLAS (its CPU target's start: ``numba.np.arraymath`` probes it once, for ``np.correlate``'s inner
+#: product; ``np.dot`` and ``np.linalg`` import it themselves when they are compiled). 16 MB of
+#: the ``verify`` process's 200 MB before its first row (docs/service.md, "Verify's fixed memory").
+UNUSED_BY_NUMBA = ("coverage", "scipy", "scipy.linalg.cython_blas")
 
+
+@contextmanager
+def _absent(names: tuple[str, ...]) -> Iterator[list[str]]:
+    """For the block, each of ``names`` not imported yet is absent: importing it raises
+    ``ImportError`` (``None`` in :data:`sys.modules`, the import system's own mark), as if it were
+    not installed. Yields the names hidden; afterwards they import as before."""
+    hidden = [name for name in names if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield hidden
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
+@lru_cache(maxsize=1)
+def _jit() -> Any:
+    """The compiled module; numba, if this imports it, starts without :data:`UNUSED_BY_NUMBA`."""
+    with _absent(UNUSED_BY_NUMBA):
+        from . import _kernel_jit
+
+        # numba's CPU target starts at the first compiled call, a load from the disk cache too:
+        # here, inside the block (the table's one signature, so nothing more is loaded).
+        _kernel_jit.expected_table(0)
     return _kernel_jit
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -59,7 +59,7 @@ class HistoryArrays:
         lines: int64 1-based line number of every match in its file (0 when built from objects).
     """
 
-    player_ids: list[str]
+    player_ids: Sequence[str]
     player_a: Int32Array
     player_b: Int32Array
     winner: Int8Array

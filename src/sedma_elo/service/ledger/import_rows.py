@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -45,7 +46,7 @@ class ImportRows:
     the SHA-256 of the canonical body.
     """
 
-    player_ids: list[str]
+    player_ids: Sequence[str]
     slots: npt.NDArray[np.int32]
     counts: npt.NDArray[np.int32]
     winner: npt.NDArray[np.int8]

@@ -26,6 +26,7 @@ from ...storage.schema import MATCH_SLOTS
 from . import bulk
 from .ahead import ahead, snapshot_connection
 from .bulk import (
+    Blanks,
     Int64Array,
     KeyState,
     names_of,
@@ -200,7 +201,7 @@ class VerifyMixin(VersionsMixin):
             ratings = np.full(size, rules.initial_rating, dtype=np.int64)
             state = KeyState(ratings, np.zeros(size, dtype=np.int64), last, names)
             checks.append(_Check(vid, rules, through, state))
-        placeholders = [""] * size
+        placeholders = Blanks(size)
         kernel = use_kernel(total)
         done = 0
         orphans = _orphans(raw) if first else []
@@ -242,7 +243,7 @@ class VerifyMixin(VersionsMixin):
         check: _Check,
         rows: Int64Array,
         have: Int64Array,
-        placeholders: list[str],
+        placeholders: Blanks,
         kernel: bool,
     ) -> None:
         """Rate the chunk's ``rows`` up to the version's last sequence and compare the changes with
