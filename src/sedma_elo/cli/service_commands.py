@@ -376,12 +376,21 @@ def export_history(
 @app.command()
 def verify(database_url: DatabaseUrl = None, progress: ProgressOption = None) -> None:
     """Replay the ledger with the rating core and compare with the stored ratings; exit 1 on a mismatch."""
-    from .heap import fix_mmap_threshold
+    from .heap import drop_clean_pages, fix_mmap_threshold
 
     fix_mmap_threshold()  # flat resident memory over a long ledger (cli/heap.py)
+    chunks = 0
+
+    def step(done: int, total: int) -> None:
+        nonlocal chunks
+        bar.update(done, total)
+        chunks += 1
+        if chunks == 1:  # the first chunk loaded the kernel: LLVM does not run again (cli/heap.py)
+            drop_clean_pages()
+
     with user_errors(), _ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
         bar.phase("verify", None)
-        report = ledger.verify(progress=bar.update)
+        report = ledger.verify(progress=step)
     for line in report.mismatches:
         err_console.print(f"[red]mismatch[/red] {line}")
     console.print(
