@@ -12,7 +12,8 @@ Then ``sedma-elo verify --no-progress`` runs in a child process with the package
 ``--repeat`` times each; the figures are the child's wall time, its CPU (user + system: on
 PostgreSQL the server's is not in it) and its ``ru_maxrss``. The rate
 counts the N ledger matches, as ``bench_bulk.py`` does. ``imports`` is the resident size of a
-process that only imports what ``verify`` imports before reading a row (its floor).
+process that only imports what ``verify`` imports and starts the kernel (its floor before the
+first chunk).
 
 Usage::
 
@@ -41,11 +42,12 @@ RULES = ROOT / "docs" / "atp_tuned_rules.toml"
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 #: The CLI's entry point, run with the package of a given ``src`` on ``PYTHONPATH``.
 CLI = "import sys; from sedma_elo.cli import app; sys.argv[0] = 'sedma-elo'; app()"
-#: What ``verify`` has imported when it reads its first row (the floor of its resident size).
+#: What ``verify`` has loaded when it rates its first row (the floor of its resident size): its
+#: imports and the kernel started (numba's CPU target, the first function loaded from the cache).
 IMPORTS = (
     "import resource; from sedma_elo.cli import app; from sedma_elo.service.ledger import Ledger;"
-    " from sedma_elo.storage import open_database; from sedma_elo.batch import _kernel_jit;"
-    " print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    " from sedma_elo.storage import open_database; from sedma_elo.batch.kernel import _expected_table;"
+    " _expected_table(); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
 )
 
 

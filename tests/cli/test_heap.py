@@ -42,6 +42,9 @@ Anonymous:             0 kB
 Rss:                1024 kB
 Private_Dirty:       512 kB
 Anonymous:           512 kB
+7f0000380000-7f0000390000 r--p 00380000 08:01 11 /venv/llvmlite/binding/libllvmlite.so
+Anonymous:             0 kB
+Swap:                  8 kB
 7f0000400000-7f0000500000 rw-p 00400000 08:01 11 /venv/llvmlite/binding/libllvmlite.so
 Private_Dirty:         0 kB
 Anonymous:             0 kB
@@ -53,8 +56,8 @@ Anonymous:             4 kB
 
 
 def test_only_the_librarys_clean_read_only_mappings_are_chosen() -> None:
-    """The library's read-only mappings with no page of their own; not its relocated or writable
-    ones, nor another file's, nor anonymous memory."""
+    """The library's read-only mappings with no page of their own; not its relocated (written,
+    also swapped out) or writable ones, nor another file's, nor anonymous memory."""
     assert heap._clean_mappings(_SMAPS, "libllvmlite.so") == [
         (0x7F0000000000, 0x7F0000100000),
         (0x7F0000100000, 0x7F0000300000),

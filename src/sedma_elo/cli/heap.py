@@ -28,6 +28,9 @@ __all__ = ["COMPILER_LIBRARY", "MMAP_THRESHOLD", "drop_clean_pages", "fix_mmap_t
 #: The file name of numba's compiler library (llvmlite's, LLVM linked in).
 COMPILER_LIBRARY = "libllvmlite.so"
 _MADV_DONTNEED = 4  # madvise's advice number (Linux, asm-generic/mman-common.h)
+#: The fields of ``/proc/PID/smaps`` that count a mapping's pages that are not the file's: written
+#: (copied on write, resident or swapped out).
+_OWN_PAGES = ("Anonymous:", "Private_Dirty:", "Shared_Dirty:", "Swap:")
 
 #: Bytes from which an allocation gets its own mapping: glibc's initial default.
 MMAP_THRESHOLD = 128 * 1024
@@ -49,8 +52,8 @@ def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:
 
 def _clean_mappings(smaps: str, library: str) -> list[tuple[int, int]]:
     """The ``(start, end)`` of each mapping of a file named ``library`` in ``smaps`` (the text of
-    ``/proc/PID/smaps``) that is not writable and holds no page of its own (no anonymous or dirty
-    page): every page of it is the file's, as read. A mapping with such a page (relocated data)
+    ``/proc/PID/smaps``) that is not writable and holds no page of its own (:data:`_OWN_PAGES`
+    all 0): every page of it is the file's, as read. A mapping with such a page (relocated data)
     is left out: dropping it would lose what was written there."""
     found: list[list[int]] = []
     current: list[int] | None = None
@@ -64,7 +67,7 @@ def _clean_mappings(smaps: str, library: str) -> list[tuple[int, int]]:
                 start, end = (int(x, 16) for x in fields[0].split("-"))
                 current = [start, end, 0]
                 found.append(current)
-        elif current is not None and fields[0] in ("Anonymous:", "Private_Dirty:", "Shared_Dirty:"):
+        elif current is not None and fields[0] in _OWN_PAGES:
             current[2] += int(fields[1])
     return [(start, end) for start, end, own in found if own == 0]
 
@@ -73,8 +76,8 @@ def drop_clean_pages(library: str = COMPILER_LIBRARY) -> int:
     """Drop from this process's resident set the pages of ``library``'s clean, read-only mappings
     (``madvise(MADV_DONTNEED)``); the bytes of those mappings (0 where ``library`` is not mapped
     or on a system without ``/proc/self/smaps`` or ``madvise``: nothing changes). The pages stay
-    in the page cache; what touches them again faults them back in. Call it with no other thread
-    running ``library``'s code."""
+    in the page cache; what touches them again (another thread too) faults them back in, as read
+    from the file."""
     try:
         smaps = Path("/proc/self/smaps").read_text()
         libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
