@@ -27,7 +27,15 @@ from ..core.rules import MAX_RATING, MIN_RATING, Rules, value_of
 from ..errors import ValidationError
 from .history import HistoryArrays
 
-__all__ = ["LAYOUT", "KernelLayout", "KernelParams", "KernelRecord", "kernel_params", "run_kernel"]
+__all__ = [
+    "LAYOUT",
+    "KernelLayout",
+    "KernelParams",
+    "KernelRecord",
+    "kernel_params",
+    "load_kernel",
+    "run_kernel",
+]
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
@@ -272,3 +280,27 @@ def run_kernel(
         if progress is not None:
             progress(stop, n)
     return rec if record else None
+
+
+def load_kernel() -> None:
+    """Load every compiled function :func:`run_kernel` runs (from numba's disk cache; compiled on a
+    cold one), so that numba's compiler, LLVM, runs here and not in a later call with the same
+    argument types: one-against-one rows as the ledger's bulk path and the history files give
+    them. ``verify`` calls it before its first chunk is read, so that the compiler's own peak does
+    not add to a chunk's (and the compiler's pages can be dropped: :mod:`sedma_elo.cli.heap`)."""
+    jit = _jit()
+    _expected_table()
+    jit.k_games_table(1, 1.0, 1.0, 1.0, 0.0)  # the rules' games-played curve: an int and 4 floats
+    one = HistoryArrays(
+        player_ids=["a", "b"],
+        player_a=np.zeros(1, dtype=np.int32),
+        player_b=np.ones(1, dtype=np.int32),
+        winner=np.zeros(1, dtype=np.int8),
+        counts=np.zeros((1, 8), dtype=np.int32),
+        match_ids=[""],
+        played_at=[""],
+        lines=np.zeros(1, dtype=np.int64),
+    )
+    rules = Rules()
+    ratings = np.full(2, rules.initial_rating, dtype=np.int64)
+    run_kernel(one, rules, ratings, np.zeros(2, dtype=np.int64), record=True)

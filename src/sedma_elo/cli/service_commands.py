@@ -379,18 +379,10 @@ def verify(database_url: DatabaseUrl = None, progress: ProgressOption = None) ->
     from .heap import drop_clean_pages, fix_mmap_threshold
 
     fix_mmap_threshold()  # flat resident memory over a long ledger (cli/heap.py)
-    chunks = 0
-
-    def step(done: int, total: int) -> None:
-        nonlocal chunks
-        bar.update(done, total)
-        chunks += 1
-        if chunks == 1:  # the first chunk loaded the kernel: LLVM does not run again (cli/heap.py)
-            drop_clean_pages()
-
     with user_errors(), _ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
         bar.phase("verify", None)
-        report = ledger.verify(progress=step)
+        # Once the kernel is loaded, numba's compiler does not run again: its pages go (cli/heap.py).
+        report = ledger.verify(progress=bar.update, kernel_loaded=drop_clean_pages)
     for line in report.mismatches:
         err_console.print(f"[red]mismatch[/red] {line}")
     console.print(

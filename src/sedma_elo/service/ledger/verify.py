@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection
 
+from ...batch.kernel import load_kernel
 from ...core.engine import RatingResult
 from ...core.fold import RatingState
 from ...core.model import Match
@@ -132,7 +133,11 @@ def _offset(progress: Callable[[int, int], None], before: int, total: int) -> Ca
 class VerifyMixin(VersionsMixin):
     """Checking the stored ratings against a replay."""
 
-    def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
+    def verify(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        kernel_loaded: Callable[[], object] | None = None,
+    ) -> VerifyReport:
         """Replay the non-voided ledger with the rating core for every version and compare.
 
         Compares each stored rating change (before and after) and each player's final rating and
@@ -143,22 +148,33 @@ class VerifyMixin(VersionsMixin):
 
         Memory is flat in the ledger's size: one chunk of rows, and each version's state (16 bytes
         a player); when the versions' states exceed :data:`_STATE_BUDGET`, the ledger is read once
-        for each group of versions that fits (``total`` then counts every pass).
+        for each group of versions that fits (``total`` then counts every pass). When the ledger is
+        long enough for the batch kernel, the kernel is loaded before the first chunk is read
+        (:func:`~sedma_elo.batch.kernel.load_kernel`), then ``kernel_loaded()`` is called: numba's
+        compiler does not run after it (``sedma-elo verify`` drops its pages there).
         """
         report = VerifyReport()
         with self.db.read.connect() as c:
             conn = c.execution_options(isolation_level="REPEATABLE READ") if self._pg else c
             with conn.begin():
-                self._verify_in(conn, report, progress)
+                self._verify_in(conn, report, progress, kernel_loaded)
         del report.mismatches[_MAX_MISMATCHES:]
         return report
 
     def _verify_in(
-        self, conn: Connection, report: VerifyReport, progress: Callable[[int, int], None] | None
+        self,
+        conn: Connection,
+        report: VerifyReport,
+        progress: Callable[[int, int], None] | None,
+        kernel_loaded: Callable[[], object] | None,
     ) -> None:
         raw: Any = conn.connection.driver_connection
         size = int(raw.execute("SELECT coalesce(max(id), 0) + 1 FROM players").fetchone()[0])
         total = int(raw.execute("SELECT count(*) FROM matches WHERE NOT voided").fetchone()[0])
+        if use_kernel(total):  # before any state or chunk is held: the compiler's peak alone
+            load_kernel()
+            if kernel_loaded is not None:
+                kernel_loaded()
         versions = []
         for vid, active in raw.execute("SELECT id, active FROM rating_versions ORDER BY id").fetchall():
             through = _END if active else self._through(conn, int(vid))
