@@ -15,14 +15,28 @@ from sedma_elo.batch.kernel import _absent
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
-# A fresh interpreter: the kernel's first run, then a compiled np.dot (it needs scipy's BLAS, which
-# numba must still find once the kernel has started), then what the process had imported.
+# A fresh interpreter: the kernel loaded, then run as the ledger's bulk path runs it (rows of a
+# chunk, a rule set with games played) and as a history runs it, counting what numba compiled or
+# loaded after the load; then a compiled np.dot (it needs scipy's BLAS, which numba must still
+# find once the kernel has started), then what the process had imported.
 _CHILD = """
 import json, sys
 import numpy as np
 from sedma_elo.batch.history import HistoryArrays
-from sedma_elo.batch.kernel import run_kernel
-from sedma_elo.core.rules import Rules
+from sedma_elo.batch.kernel import load_kernel, run_kernel
+from sedma_elo.core.rules import Rules, load_rules
+from sedma_elo.service.ledger import bulk
+parts = []
+load_kernel(lambda: parts.append(1))
+from sedma_elo.batch import _kernel_jit as jit
+names = ("replay_loop", "expected_table", "k_games_table")
+loaded = [len(getattr(jit, name).signatures) for name in names]
+rows = np.zeros((4, 22), np.int64)
+rows[:, 0] = [1, 2, 3, 4]
+rows[:, 2], rows[:, 3], rows[:, 4], rows[:, 5] = 0, -1, 1, -1
+state = bulk.KeyState.fresh(2, Rules())
+games_rules = load_rules(sys.argv[1])
+bulk.rate_chunk(None, "?", rows, games_rules, state, bulk.Blanks(2))
 n = 3
 history = HistoryArrays(
     player_ids=["a", "b"], player_a=np.zeros(n, np.int32), player_b=np.ones(n, np.int32),
@@ -31,10 +45,12 @@ history = HistoryArrays(
 )
 ratings = np.full(2, 1000, np.int64)
 run_kernel(history, Rules(), ratings, np.zeros(2, np.int64))
+after = [len(getattr(jit, name).signatures) for name in names]
 after_kernel = sorted(m for m in sys.modules if m == "scipy" or m.startswith("scipy."))
 from numba import njit
 dot = njit(lambda a, b: np.dot(a, b))(np.arange(3.0), np.arange(3.0))
-print(json.dumps({"ratings": ratings.tolist(), "scipy": after_kernel, "dot": float(dot)}))
+print(json.dumps({"ratings": ratings.tolist(), "scipy": after_kernel, "dot": float(dot),
+                  "parts": len(parts), "loaded": loaded, "after": after}))
 """
 
 
@@ -42,8 +58,14 @@ print(json.dumps({"ratings": ratings.tolist(), "scipy": after_kernel, "dot": flo
 def child() -> dict[str, object]:
     """What the fresh interpreter printed."""
     env = dict(os.environ, PYTHONPATH=str(SRC))
+    games_rules = Path(__file__).resolve().parents[2] / "docs" / "atp_tuned_rules.toml"
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=600, check=True
+        [sys.executable, "-c", _CHILD, str(games_rules)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
     )
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -80,3 +102,10 @@ def test_absent_leaves_an_imported_module_alone() -> None:
         assert hidden == []
         assert importlib.import_module("json") is module
     assert sys.modules["json"] is module
+
+
+def test_load_kernel_loads_all_the_kernel_runs(child: dict[str, object]) -> None:
+    """After ``load_kernel`` (three parts), running the kernel on a ledger chunk under rules with
+    games played, and on a history, loads or compiles nothing more."""
+    assert child["parts"] == 3
+    assert child["after"] == child["loaded"] == [1, 1, 1]

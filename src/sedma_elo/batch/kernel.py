@@ -282,13 +282,21 @@ def run_kernel(
     return rec if record else None
 
 
-def load_kernel() -> None:
+def load_kernel(part_done: Callable[[], object] | None = None) -> None:
     """Load every compiled function :func:`run_kernel` runs (from numba's disk cache; compiled on a
     cold one), so that numba's compiler, LLVM, runs here and not in a later call with the same
     argument types: one-against-one rows as the ledger's bulk path and the history files give
-    them. ``verify`` calls it before its first chunk is read, so that the compiler's own peak does
-    not add to a chunk's (and the compiler's pages can be dropped: :mod:`sedma_elo.cli.heap`)."""
+    them. ``part_done()`` is called after each part (numba's import, its CPU target's start, the
+    functions), the last time when the compiler has done its work for the kernel. ``verify`` calls
+    this before its first chunk is read, so that the compiler's peak does not add to a chunk's
+    (and ``sedma-elo verify`` drops the compiler's pages after each part: :mod:`sedma_elo.cli.heap`).
+    """
+    done = part_done if part_done is not None else (lambda: None)
+    with _absent(UNUSED_BY_NUMBA):
+        import numba  # noqa: F401  (the first part: LLVM's library loaded and initialised)
+    done()
     jit = _jit()
+    done()
     _expected_table()
     jit.k_games_table(1, 1.0, 1.0, 1.0, 0.0)  # the rules' games-played curve: an int and 4 floats
     one = HistoryArrays(
@@ -304,3 +312,4 @@ def load_kernel() -> None:
     rules = Rules()
     ratings = np.full(2, rules.initial_rating, dtype=np.int64)
     run_kernel(one, rules, ratings, np.zeros(2, dtype=np.int64), record=True)
+    done()

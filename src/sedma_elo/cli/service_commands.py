@@ -381,8 +381,9 @@ def verify(database_url: DatabaseUrl = None, progress: ProgressOption = None) ->
     fix_mmap_threshold()  # flat resident memory over a long ledger (cli/heap.py)
     with user_errors(), _ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
         bar.phase("verify", None)
-        # Once the kernel is loaded, numba's compiler does not run again: its pages go (cli/heap.py).
-        report = ledger.verify(progress=bar.update, kernel_loaded=drop_clean_pages)
+        # numba's compiler loads the kernel in parts, then runs no more: its pages go after each
+        # part (cli/heap.py), so that they are not all resident at once.
+        report = ledger.verify(progress=bar.update, compiler_done=drop_clean_pages)
     for line in report.mismatches:
         err_console.print(f"[red]mismatch[/red] {line}")
     console.print(
