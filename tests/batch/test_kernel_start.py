@@ -1,17 +1,22 @@
-"""How the batch kernel starts numba: without the modules it never uses (``UNUSED_BY_NUMBA``)."""
+"""How the batch kernel starts numba (without the modules it never uses), and its short runs."""
 
 from __future__ import annotations
 
 import importlib
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from sedma_elo.batch.kernel import _absent
+from sedma_elo import Match, PlayerStats, rate
+from sedma_elo.batch.history import HistoryArrays
+from sedma_elo.batch.kernel import _absent, run_kernel
+from sedma_elo.core.rules import load_rules
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -109,3 +114,33 @@ def test_load_kernel_loads_all_the_kernel_runs(child: dict[str, object]) -> None
     games played, and on a history, loads or compiles nothing more."""
     assert child["parts"] == 3
     assert child["after"] == child["loaded"] == [1, 1, 1]
+
+
+def test_short_runs_among_many_players_rate_as_rate_does() -> None:
+    """Runs of three matches among 400 players (the games table bounded by the run's players) give
+    a loop of ``rate``'s ratings and games, carried from run to run, under games-played rules."""
+    rules = load_rules(Path(__file__).resolve().parents[2] / "docs" / "atp_tuned_rules.toml")
+    assert rules.uses_games_played
+    rng = random.Random(7)
+    names = [f"p{i}" for i in range(400)]
+    matches = []
+    for _ in range(60):
+        a, b = rng.sample(names[:8], 2)
+        winner = rng.choice(["a", "b", "draw"])
+        matches.append(Match.single(a, b, winner, PlayerStats(rng.randint(0, 3)), PlayerStats(0, 1)))
+    ratings_d: dict[str, int] = {}
+    games_d: dict[str, int] = {}
+    for m in matches:
+        for c in rate(m, ratings_d, rules, games_played=games_d).changes:
+            ratings_d[c.player_id] = c.rating_after
+            games_d[c.player_id] = games_d.get(c.player_id, 0) + 1
+    whole = HistoryArrays.from_matches(matches)
+    index = {p: i for i, p in enumerate(whole.player_ids)}
+    ids = list(whole.player_ids) + [p for p in names if p not in index]
+    ratings = np.full(len(ids), rules.initial_rating, dtype=np.int64)
+    games = np.zeros(len(ids), dtype=np.int64)
+    for start in range(0, len(matches), 3):
+        run = whole.part(slice(start, start + 3))
+        run_kernel(HistoryArrays(**{**run.__dict__, "player_ids": ids}), rules, ratings, games)
+    assert {p: int(ratings[i]) for i, p in enumerate(ids) if games[i]} == ratings_d
+    assert {p: int(games[i]) for i, p in enumerate(ids) if games[i]} == games_d
