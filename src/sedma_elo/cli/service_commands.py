@@ -376,14 +376,12 @@ def export_history(
 @app.command()
 def verify(database_url: DatabaseUrl = None, progress: ProgressOption = None) -> None:
     """Replay the ledger with the rating core and compare with the stored ratings; exit 1 on a mismatch."""
-    from .heap import drop_clean_pages, fix_mmap_threshold
+    from .heap import fix_mmap_threshold
 
     fix_mmap_threshold()  # flat resident memory over a long ledger (cli/heap.py)
     with user_errors(), _ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
         bar.phase("verify", None)
-        # numba's compiler loads the kernel in parts, then runs no more: its pages go after each
-        # part (cli/heap.py), so that they are not all resident at once.
-        report = ledger.verify(progress=bar.update, compiler_done=drop_clean_pages)
+        report = ledger.verify(progress=bar.update)
     for line in report.mismatches:
         err_console.print(f"[red]mismatch[/red] {line}")
     console.print(

@@ -136,7 +136,6 @@ class VerifyMixin(VersionsMixin):
     def verify(
         self,
         progress: Callable[[int, int], None] | None = None,
-        compiler_done: Callable[[], object] | None = None,
     ) -> VerifyReport:
         """Replay the non-voided ledger with the rating core for every version and compare.
 
@@ -150,14 +149,14 @@ class VerifyMixin(VersionsMixin):
         a player); when the versions' states exceed :data:`_STATE_BUDGET`, the ledger is read once
         for each group of versions that fits (``total`` then counts every pass). When the ledger is
         long enough for the batch kernel, the kernel is loaded before the first chunk is read
-        (:func:`~sedma_elo.batch.kernel.load_kernel`), calling ``compiler_done()`` after each part
-        of it: numba's compiler does not run after the last (``sedma-elo verify`` drops its pages).
+        (:func:`~sedma_elo.batch.kernel.load_kernel`): numba's compiler does not run after that, so
+        its peak does not add to a chunk's.
         """
         report = VerifyReport()
         with self.db.read.connect() as c:
             conn = c.execution_options(isolation_level="REPEATABLE READ") if self._pg else c
             with conn.begin():
-                self._verify_in(conn, report, progress, compiler_done)
+                self._verify_in(conn, report, progress)
         del report.mismatches[_MAX_MISMATCHES:]
         return report
 
@@ -166,13 +165,12 @@ class VerifyMixin(VersionsMixin):
         conn: Connection,
         report: VerifyReport,
         progress: Callable[[int, int], None] | None,
-        compiler_done: Callable[[], object] | None,
     ) -> None:
         raw: Any = conn.connection.driver_connection
         size = int(raw.execute("SELECT coalesce(max(id), 0) + 1 FROM players").fetchone()[0])
         total = int(raw.execute("SELECT count(*) FROM matches WHERE NOT voided").fetchone()[0])
         if use_kernel(total):  # before any state or chunk is held: the compiler's peak alone
-            load_kernel(compiler_done)
+            load_kernel()
         versions = []
         for vid, active in raw.execute("SELECT id, active FROM rating_versions ORDER BY id").fetchall():
             through = _END if active else self._through(conn, int(vid))
