@@ -84,11 +84,11 @@ def test_a_rerate_whose_write_fails_on_the_thread_leaves_the_ledger_as_it_was(
     real = versions.write_changes
     calls: list[int] = []
 
-    def fail_second(raw: Any, pg: bool, version_id: int, changes: Any) -> None:
+    def fail_second(raw: Any, pg: bool, version_id: int, changes: Any, fresh: str | None = None) -> None:
         calls.append(version_id)
         if len(calls) == 2:
             raise RuntimeError("disk full")
-        real(raw, pg, version_id, changes)
+        real(raw, pg, version_id, changes, fresh)
 
     with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
         assert ledger.import_matches(matches).refused == []
