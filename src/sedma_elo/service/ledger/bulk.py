@@ -71,18 +71,9 @@ CHUNK_EXPRESSIONS = (
     "coalesce(m.b2, -1)",
     *(f"coalesce(m.{c}, 0)" for c in _STATS),
 )
-#: The chunk columns read for every row: all but the second players' counts (slots a2 and b2,
-#: columns 10-13 and 18-21), which only a two-against-two match has: 14 columns of 22 (the reads
-#: were a sixth of a re-rate). A team match's are read apart (:data:`TEAM_EXPRESSIONS`, :func:`widen`).
-_SINGLE = [*range(10), *range(14, 18)]
-_TEAM = [*range(10, 14), *range(18, 22)]
-SINGLE_EXPRESSIONS = tuple(CHUNK_EXPRESSIONS[i] for i in _SINGLE)
-#: A team match's sequence and the second players' counts; :data:`TEAM_ROWS` selects those matches.
-TEAM_EXPRESSIONS = ("m.sequence", *(CHUNK_EXPRESSIONS[i] for i in _TEAM))
-TEAM_ROWS = "(m.a2 IS NOT NULL OR m.b2 IS NOT NULL)"
-#: Byte width of each column in PostgreSQL's binary COPY (bigint, smallint, then integers).
-_SINGLE_WIDTHS = (8, 2) + (4,) * (len(SINGLE_EXPRESSIONS) - 2)
-_TEAM_WIDTHS = (8,) + (4,) * len(_TEAM)
+_CHUNK_COLUMNS = ", ".join(CHUNK_EXPRESSIONS)
+#: Byte width of each chunk column in PostgreSQL's binary COPY (bigint, smallint, then integers).
+_CHUNK_WIDTHS = (8, 2) + (4,) * (4 + len(_STATS))
 #: The kernel's count columns (bad_a, bad_b, 16_a, 16_b, 24_a, 24_b, 4_a, 4_b) in a chunk's
 #: columns: slot a1's counts are columns 6-9, slot b1's 14-17.
 _KERNEL_COUNTS = [6, 14, 7, 15, 8, 16, 9, 17]
@@ -131,17 +122,6 @@ def copy_binary(columns: list[Int64Array], widths: tuple[int, ...]) -> bytes:
     return _PGCOPY_HEADER + rows.tobytes() + b"\xff\xff"
 
 
-def widen(rows: Int64Array, team: Int64Array) -> Int64Array:
-    """A chunk's full rows (the columns of :data:`CHUNK_EXPRESSIONS`) from ``rows`` (those of
-    :data:`SINGLE_EXPRESSIONS`, sorted by sequence) and ``team`` (those of :data:`TEAM_EXPRESSIONS`,
-    any order): the second players' counts are 0 where ``team`` has no row, as ``coalesce`` gave."""
-    out = np.zeros((len(rows), len(CHUNK_EXPRESSIONS)), dtype=np.int64)
-    out[:, _SINGLE] = rows
-    if len(team):
-        out[np.ix_(np.searchsorted(rows[:, 0], team[:, 0]), _TEAM)] = team[:, 1:]
-    return out
-
-
 def query_int64(raw: Any, pg: bool, sql: str, widths: tuple[int, ...]) -> Int64Array:
     """The result of ``sql`` (integer columns, no NULLs, no parameters) as an int64 array."""
     if pg:
@@ -161,7 +141,7 @@ def read_chunks(
     """The non-voided ledger rows with ``start <= sequence <= end``, in sequence order, by chunks.
 
     Yields ``(low, high, rows)``: ``rows`` (int64, one row a match, the columns of
-    :data:`CHUNK_EXPRESSIONS`) holds every non-voided match with ``low < sequence <= high``; the chunks'
+    ``_CHUNK_COLUMNS``) holds every non-voided match with ``low < sequence <= high``; the chunks'
     ranges cover ``[start, end]`` without a gap (the last one ends at ``end``). Each chunk is one
     range of ``chunk`` sequences on the primary key (at most ``chunk`` rows, fewer where sequences
     are missing or voided), so memory holds one chunk whatever the ledger's size. ``chunk``
@@ -175,14 +155,11 @@ def read_chunks(
     low, top = start - 1, int(top or 0)
     while True:
         high = end if low + chunk >= top else low + chunk
-        rest = f"FROM matches m WHERE NOT m.voided AND m.sequence > {int(low)} AND m.sequence <= {int(high)}"
-        rows = query_int64(
-            raw, pg, f"SELECT {', '.join(SINGLE_EXPRESSIONS)} {rest} ORDER BY m.sequence", _SINGLE_WIDTHS
+        sql = (
+            f"SELECT {_CHUNK_COLUMNS} FROM matches m WHERE NOT m.voided AND m.sequence > {int(low)}"
+            f" AND m.sequence <= {int(high)} ORDER BY m.sequence"
         )
-        team = query_int64(
-            raw, pg, f"SELECT {', '.join(TEAM_EXPRESSIONS)} {rest} AND {TEAM_ROWS}", _TEAM_WIDTHS
-        )
-        yield low, high, widen(rows, team)
+        yield low, high, query_int64(raw, pg, sql, _CHUNK_WIDTHS)
         if high == end:
             return
         low = high

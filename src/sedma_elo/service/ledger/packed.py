@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import bulk
-from .bulk import SINGLE_EXPRESSIONS, TEAM_EXPRESSIONS, TEAM_ROWS, Int64Array, query_int64, read_chunks, widen
+from .bulk import CHUNK_EXPRESSIONS, Int64Array, query_int64, read_chunks
 
 __all__ = ["by_sequence_key", "query_packed", "stored_changes", "verify_chunks"]
 
@@ -48,8 +48,7 @@ def verify_chunks(raw: Any, pg: bool, start: int, end: int) -> Iterator[tuple[in
         return
     for low, high in _ranges(raw, start, end):
         rest = f"FROM matches m WHERE NOT m.voided AND m.sequence > {int(low)} AND m.sequence <= {int(high)}"
-        rows = _by_sequence(query_packed(raw, SINGLE_EXPRESSIONS, rest))
-        yield low, high, widen(rows, query_packed(raw, TEAM_EXPRESSIONS, f"{rest} AND {TEAM_ROWS}"))
+        yield low, high, _by_sequence(query_packed(raw, CHUNK_EXPRESSIONS, rest))
 
 
 def _ranges(raw: Any, start: int, end: int) -> Iterator[tuple[int, int]]:
