@@ -23,10 +23,12 @@ from the file); ``op CPU / kernel CPU`` says how far the database part is from i
 children import the package from there. ``--before`` runs every operation a second time with the
 package from another checkout's ``src`` (e.g. ``/work/main/src``, the per-match fold path) on its
 own copy of the same base, and prints the before/after ratios. ``--inline`` adds a third run of
-the new code with a rebuild's reading and writing threads off (``ahead.rebuild_reader`` patched to
-give none: everything in line, as on SQLite). ``--repeat K`` runs each operation's variants K times,
-alternating. On PostgreSQL each child runs ``CHECKPOINT`` before the timed operation (after its
-migrations, if any): the copy's and the migrations' dirty pages are not written during the timing.
+the new code with a rebuild's reading and writing threads off (``versions.rebuild_reader`` patched
+to give none: everything in line, as on SQLite), for code that has them (branch rerate3 to
+rerate4's fc03dc6; since rerate4 a rebuild is in line anyway). ``--repeat K`` runs each
+operation's variants K times, alternating. On PostgreSQL each child runs ``CHECKPOINT`` before
+the timed operation (after its migrations, if any): the copy's and the migrations' dirty pages are
+not written during the timing.
 
 Usage::
 
