@@ -22,7 +22,13 @@ from the file); ``op CPU / kernel CPU`` says how far the database part is from i
 ``--after SRC`` (default: this checkout's ``src``) and ``--before SRC`` choose the code: the
 children import the package from there. ``--before`` runs every operation a second time with the
 package from another checkout's ``src`` (e.g. ``/work/main/src``, the per-match fold path) on its
-own copy of the same base, and prints the before/after ratios.
+own copy of the same base, and prints the before/after ratios. ``--inline`` adds a third run of
+the new code with a rebuild's reading and writing threads off (``versions.rebuild_reader`` patched
+to give none: everything in line, as on SQLite), for code that has them (branch rerate3 to
+rerate4's fc03dc6; since rerate4 a rebuild is in line anyway). ``--repeat K`` runs each
+operation's variants K times, alternating. On PostgreSQL each child runs ``CHECKPOINT`` before
+the timed operation (after its migrations, if any): the copy's and the migrations' dirty pages are
+not written during the timing.
 
 Usage::
 
@@ -69,6 +75,11 @@ def child(op: str, url: str, n: int) -> None:
         return
     db = open_database(url)
     ledger = Ledger(db)
+    if os.environ.get("BENCH_INLINE"):
+        _inline()
+    if db.dialect == "postgresql":
+        with db.write.connect() as conn:
+            conn.exec_driver_sql("CHECKPOINT")
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if op == "rerate":
         ledger.rerate(load_rules(RERATE_RULES), "bench")
@@ -88,6 +99,17 @@ def child(op: str, url: str, n: int) -> None:
     import sedma_elo
 
     print(json.dumps({"matches": done, "cpu": cpu, "wall": wall, "code": sedma_elo.__file__}))
+
+
+def _inline() -> None:
+    """A rebuild without its reading and writing threads (PostgreSQL): all in line, on one connection."""
+    from sedma_elo.service.ledger import versions
+
+    @contextmanager
+    def no_readers(*_: Any) -> Iterator[None]:
+        yield None
+
+    versions.rebuild_reader = no_readers  # type: ignore[assignment]
 
 
 def _match_id_at(url: str, seq: int) -> str:
@@ -156,9 +178,11 @@ def copy_of(kind: str, base: str, tmp: Path, name: str) -> Iterator[str]:
         _pg(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
 
 
-def run_child(op: str, url: str, n: int, src: Path) -> dict[str, Any]:
+def run_child(op: str, url: str, n: int, src: Path, inline: bool = False) -> dict[str, Any]:
     """Run ``op`` in a child process importing the package from ``src``; add its ``ru_maxrss`` (MB)."""
     env = dict(os.environ, PYTHONPATH=str(src))
+    if inline:
+        env["BENCH_INLINE"] = "1"
     cmd = [sys.executable, __file__, "--child", op, "--url", url, "--matches", str(n)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
     out = proc.stdout.read() if proc.stdout else ""  # to EOF first: a full pipe would block the child
@@ -207,6 +231,8 @@ def main() -> None:
     parser.add_argument("--ops", default="rerate,void,activate,verify")
     parser.add_argument("--before", type=Path, help="src folder of the old code to compare with")
     parser.add_argument("--after", type=Path, default=ROOT / "src", help="src folder of the new code")
+    parser.add_argument("--inline", action="store_true", help="also the new code without the threads")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each operation's variants")
     parser.add_argument("--child")
     parser.add_argument("--url")
     args = parser.parse_args()
@@ -236,17 +262,19 @@ def main() -> None:
                 f"  base ledger built in {built['built']:.0f} s ({built['rss_mb']:.0f} MB peak)", flush=True
             )
             try:
-                for op in args.ops.split(","):
-                    runs = [("after", own)] + ([("before", args.before)] if args.before else [])
+                for op, _ in [(op, r) for op in args.ops.split(",") for r in range(args.repeat)]:
+                    runs = [("after", own)] + ([("inline", own)] if args.inline else [])
+                    runs += [("before", args.before)] if args.before else []
                     got = {}
                     for label, src in runs:
                         with copy_of(kind, base, tmp, f"{op}_{label}") as url:
-                            got[label] = f = run_child(op, url, n, src)
+                            got[label] = f = run_child(op, url, n, src, label == "inline")
                         rate = f["matches"] / f["wall"]
                         print(
                             f"  {op:8} {label:6} {f['matches']:>8} matches  {f['wall']:7.2f} s wall"
                             f"  {rate:>9,.0f} matches/s  {f['cpu']:7.2f} s CPU  {f['rss_mb']:6.0f} MB peak"
-                            + (f"  ({f['cpu'] / kernel * n / f['matches']:.0f}x the kernel's CPU)"),
+                            + (f"  ({f['cpu'] / kernel * n / f['matches']:.0f}x the kernel's CPU)")
+                            + f"  load {os.getloadavg()[0]:.2f}",
                             flush=True,
                         )
                     if "before" in got:

@@ -24,7 +24,7 @@ from sedma_elo import REFERENCE_RULES, Match, Rules
 from sedma_elo.batch.history import write_matches
 from sedma_elo.core.fold import RatingState
 from sedma_elo.service import Ledger
-from sedma_elo.service.ledger import bulk
+from sedma_elo.service.ledger import bulk, packed
 from sedma_elo.storage.schema import rating_changes
 
 Changes = dict[tuple[str, str], tuple[int, int]]
@@ -151,3 +151,23 @@ def test_blanks_is_a_sequence_of_empty_strings() -> None:
     for outside in (5, -6):
         with pytest.raises(IndexError):
             blanks[outside]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(matches=team_history())
+def test_chunks_hold_every_column_of_the_ledger_rows(
+    db_url: str, monkeypatch: pytest.MonkeyPatch, matches: list[Match]
+) -> None:
+    """Chunks (the second players' counts read apart, for team matches) equal one SELECT of all columns."""
+    monkeypatch.setattr(bulk, "CHUNK", 3)
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        assert ledger.import_matches(matches).refused == []
+        columns = ", ".join(bulk.CHUNK_EXPRESSIONS)
+        whole = ledger.db.query(f"SELECT {columns} FROM matches m WHERE NOT m.voided ORDER BY m.sequence")
+        expected = [tuple(int(v) for v in row) for row in whole]
+        with ledger.db.read.connect() as conn:
+            raw = conn.connection.driver_connection
+            pg = not db_url.startswith("sqlite")
+            for read in (bulk.read_chunks, packed.verify_chunks):
+                got = [tuple(row) for _, _, rows in read(raw, pg, 0, 2**62) for row in rows.tolist()]
+                assert got == expected

@@ -141,6 +141,7 @@ Index(
 #: sequence index serves one match's changes, a rebuild's range and a version's last sequence.
 #: Derived rows (``verify`` recomputes every one), so no foreign keys: their per-row checks were a
 #: third of a re-rate's server time (migration 0007). Versions and player keys are never deleted.
+#: PostgreSQL: partitioned by version, one table per version (``partitions.py``, migration 0011).
 rating_changes = Table(
     "rating_changes",
     metadata,
@@ -164,6 +165,7 @@ rating_changes = Table(
         postgresql_include=["player_key"],
     ),
     sqlite_with_rowid=False,
+    postgresql_partition_by="LIST (version_id)",
 )
 
 #: API keys: only the SHA-256 of a key is stored.

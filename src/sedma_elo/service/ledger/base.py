@@ -16,6 +16,7 @@ from sqlalchemy import Connection, insert, select
 from ...core.rules import REFERENCE_RULES, Rules, rules_from_toml
 from ...errors import NotFoundError
 from ...storage import AsyncReader, Database
+from ...storage.partitions import create_sql, partition_sql
 from ...storage.schema import rating_versions
 from .types import VersionInfo, now_text
 
@@ -142,8 +143,14 @@ class LedgerBase:
                 return int(vid)
             return self._insert_version(conn, rules, rules.label, active=True).id
 
-    def _insert_version(self, conn: Connection, rules: Rules, label: str, *, active: bool) -> VersionInfo:
-        """Add a version row in ``conn``'s transaction; the answer is not cached (it may roll back)."""
+    def _insert_version(
+        self, conn: Connection, rules: Rules, label: str, *, active: bool, bare: bool = False
+    ) -> VersionInfo:
+        """Add a version row in ``conn``'s transaction; the answer is not cached (it may roll back).
+
+        On PostgreSQL the version's partition of ``rating_changes`` is made too
+        (:mod:`~sedma_elo.storage.partitions`): attached and ready for writes, or with ``bare`` a
+        table without indexes, not yet attached, for the caller to fill, index and attach."""
         created_at = now_text()
         text = rules.to_toml()
         result = conn.execute(
@@ -157,9 +164,13 @@ class LedgerBase:
             )
             .returning(rating_versions.c.id)
         )
+        vid = int(result.scalar_one())
+        if self._pg:
+            for statement in create_sql(vid) if bare else partition_sql(vid):
+                conn.exec_driver_sql(statement)
         # The rules as later readers will see them (parsed from the stored text), so a rebuild with
         # this answer and a verify after the commit use equal rules.
-        return VersionInfo(int(result.scalar_one()), label, rules_from_toml(text), active, created_at)
+        return VersionInfo(vid, label, rules_from_toml(text), active, created_at)
 
     def versions(self) -> list[VersionInfo]:
         """Every ratings version, oldest first."""

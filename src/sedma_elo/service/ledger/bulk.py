@@ -336,12 +336,17 @@ def rate_chunk(
 
 #: Binary COPY widths of ``rating_changes (version_id, player_key, sequence, rating_before, rating_after)``.
 _CHANGE_WIDTHS = (4, 4, 8, 4, 4)
-_CHANGE_COLUMNS = "rating_changes (version_id, player_key, sequence, rating_before, rating_after)"
+_CHANGE_NAMES = "(version_id, player_key, sequence, rating_before, rating_after)"
+_CHANGE_COLUMNS = f"rating_changes {_CHANGE_NAMES}"
 
 
-def write_changes(raw: Any, pg: bool, version_id: int, changes: Int64Array) -> None:
+def write_changes(raw: Any, pg: bool, version_id: int, changes: Int64Array, fresh: str | None = None) -> None:
     """Insert rating changes ``(seq, key, before, after)`` of ``version_id``: one binary COPY on
-    PostgreSQL, one ``executemany`` on SQLite (inside the caller's transaction)."""
+    PostgreSQL, one ``executemany`` on SQLite (inside the caller's transaction).
+
+    ``fresh`` (PostgreSQL): the name of a table created in the caller's transaction to COPY into
+    instead of ``rating_changes`` (a re-rate's new partition, :mod:`~sedma_elo.storage.partitions`),
+    with ``FREEZE``: its rows are written frozen, visible to all once committed."""
     if not len(changes):
         return
     # In primary-key order (player, sequence): the inserts walk the clustered B-tree in one pass.
@@ -349,7 +354,9 @@ def write_changes(raw: Any, pg: bool, version_id: int, changes: Int64Array) -> N
     if pg:
         vid = np.full(len(changes), version_id, dtype=np.int64)
         data = copy_binary([vid, changes[:, 1], changes[:, 0], changes[:, 2], changes[:, 3]], _CHANGE_WIDTHS)
-        with raw.cursor() as cur, cur.copy(f"COPY {_CHANGE_COLUMNS} FROM STDIN (FORMAT binary)") as copy:
+        into = _CHANGE_COLUMNS if fresh is None else f"{fresh} {_CHANGE_NAMES}"
+        options = "FORMAT binary" if fresh is None else "FORMAT binary, FREEZE"
+        with raw.cursor() as cur, cur.copy(f"COPY {into} FROM STDIN ({options})") as copy:
             copy.write(data)
         return
     # Rows as tuples made one at a time from four flat lists, not a list of 40,000 row lists: those

@@ -12,12 +12,11 @@ the new changes with the old ones before anything is written (:func:`changed_seq
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from .ahead import Readers, ahead
 from .answers import Standings
 from .bulk import Int64Array, KeyState, names_of, query_int64, rate_chunk, use_kernel
 from .packed import verify_chunks
@@ -114,14 +113,13 @@ class Rebuild:
             ).fetchone()[0]
         ) - (skip is not None)
 
-    def rate(self, progress: Progress | None = None, readers: Readers | None = None) -> Generator[Int64Array]:
+    def rate(self, progress: Progress | None = None) -> Generator[Int64Array]:
         """Rate the ledger from ``start`` chunk by chunk: each chunk's changes ``(seq, key, before, after)``.
 
-        With ``readers`` (:func:`.ahead.rebuild_reader`), a thread reads the next chunk on
-        ``readers.chunks`` while the caller works on this one, and player ids are looked up on
-        ``readers.lookup``: ``raw`` is not used, a thread may write on it meanwhile. Without, all
-        is read on ``raw`` in line. SQLite's chunks are packed texts (:func:`.packed.verify_chunks`).
-        Close the iterator if it is left early (the thread stops).
+        Everything is read on ``raw``, in line (SQLite's chunks are packed texts,
+        :func:`.packed.verify_chunks`). A reading thread on a second connection and a writing thread
+        (branch rerate3) measured no gain once a re-rate's rows went into a bare partition on
+        PostgreSQL (docs/service.md, "Re-rate on both databases"), nor on SQLite.
 
         Raises:
             ValidationError: the rules refuse a match (as the fold would).
@@ -129,16 +127,13 @@ class Rebuild:
         kernel = use_kernel(self.total)
         placeholders = [""] * len(self.state.ratings)
         done = 0
-        source = verify_chunks(self.raw if readers is None else readers.chunks, self.pg, self.start, self.end)
-        lookup = self.raw if readers is None else readers.lookup
-        with closing(ahead(source, readers is not None)) as chunks:
-            for _, _, rows in chunks:
-                if self.skip is not None:
-                    rows = rows[rows[:, 0] != self.skip]
-                yield rate_chunk(lookup, self.ph, rows, self.version.rules, self.state, placeholders, kernel)
-                done += len(rows)
-                if progress is not None:
-                    progress(done, self.total)
+        for _, _, rows in verify_chunks(self.raw, self.pg, self.start, self.end):
+            if self.skip is not None:
+                rows = rows[rows[:, 0] != self.skip]
+            yield rate_chunk(self.raw, self.ph, rows, self.version.rules, self.state, placeholders, kernel)
+            done += len(rows)
+            if progress is not None:
+                progress(done, self.total)
 
     def roll_back(self) -> None:
         """Set the version's player rows back to their standing before ``start`` and delete its
