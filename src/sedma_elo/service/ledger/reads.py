@@ -23,6 +23,7 @@ from ...storage.schema import matches, player_ratings
 from .answers import standing_before
 from .base import LedgerBase
 from .coalesce import Coalescer
+from .counts import RANK_SQL
 from .cursors import encode_cursor, history_bound, history_cursor, leaderboard_key
 from .rows import MATCH_COLUMNS, MATCH_FROM, WINNER_CODES, from_micros, match_of, submission_of
 from .sql import LEADERBOARD_AFTER, LEADERBOARD_FIRST, PLAYER_SQL, PLAYERS_SQL, SEARCH_SQL, history_sql
@@ -342,6 +343,9 @@ class ReadsMixin(LedgerBase):
     def around(self, player_id: str, span: int = 5) -> LeaderboardPage:
         """The player's exact rank with up to ``span`` (0..100) players above and below.
 
+        The rank comes from the version's counts by rating (:mod:`.counts`): the higher ratings'
+        counts plus the players of the same rating before the player by id.
+
         Raises:
             NotFoundError: the player has no match in the active version.
             ValidationError: ``span`` out of range.
@@ -358,8 +362,9 @@ class ReadsMixin(LedgerBase):
                 raise NotFoundError(f"player {player_id!r} has no rated match")
             better = or_(pr.rating > me.rating, and_(pr.rating == me.rating, pr.player_id < player_id))
             worse = or_(pr.rating < me.rating, and_(pr.rating == me.rating, pr.player_id > player_id))
-            count = select(func.count()).select_from(player_ratings).where(pr.version_id == vid, better)
-            rank = int(conn.execute(count).scalar_one()) + 1
+            # The counts by rating above, the ties before by id: not a count of every player above.
+            above_me = (vid, me.rating, vid, me.rating, player_id)
+            rank = int(conn.exec_driver_sql(RANK_SQL.format(ph=self._ph), above_me).scalar_one()) + 1
             cols = (pr.player_id, pr.rating, pr.matches_played)
             above = conn.execute(
                 select(*cols)
