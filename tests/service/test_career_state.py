@@ -129,3 +129,20 @@ def test_a_fold_in_two_parts_equals_the_fold_of_the_whole() -> None:
         again = CareerFold.from_text(part.to_text())
         again.add(rows[cut:])
         assert again == whole
+
+
+def test_a_busy_database_skips_the_store_not_the_answer(db_url: str) -> None:
+    """While a writer holds the lock (SQLite) or the stored row (PostgreSQL) the summary is still
+    the reference; the state is not stored, and is stored by a later read."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(_matches(150, "m", 8))
+        _check(ledger, "hero")
+        stored = _stored(ledger, "hero")
+        ledger.import_matches(_matches(120, "n", 9))
+        with ledger.db.begin_write() as conn:
+            if not db_url.startswith("sqlite"):
+                conn.exec_driver_sql("SELECT through FROM career_states FOR UPDATE")
+            _check(ledger, "hero")
+            assert _stored(ledger, "hero") == stored
+        _check(ledger, "hero")
+        assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 0)
