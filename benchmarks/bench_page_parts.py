@@ -4,7 +4,8 @@ For the player whose match count is closest to ``--matches`` (10,000) on ``--dat
 process: ``get_player``, the rank (``around(player, 0)``), ``career_page``, ``career_series``,
 ``career_summary`` and the whole page (``GET /players/ID`` through the app), ``--runs`` times
 each after one warm-up, median and max milliseconds; then the rank of ``--sample`` random players
-and ``player_history(limit=50)`` of as many random players (each once: mostly cold pages).
+and ``player_history(limit=50)`` of as many random players (each once: mostly cold pages), then
+(this checkout) ``player_history_async``, the history route's read, of the same players again.
 
 The summary is also timed with no stored state first (this checkout: the player's
 ``career_states`` row deleted before), then from the state its first read stored.
@@ -22,6 +23,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import random
 import statistics
@@ -112,6 +114,23 @@ def timed(url: str, player: str, runs: int, sample: int) -> None:
         _once(lambda p: ledger.player_history(p, 50), histories),
         "median / p99, once each",
     )
+    if hasattr(ledger, "player_history_async"):  # the history route's read (this checkout)
+
+        async def each(p: str) -> None:
+            await ledger.player_history_async(p, 50)
+
+        async def run_all() -> list[float]:
+            xs = []
+            for p in histories:
+                t0 = time.perf_counter()
+                await each(p)
+                xs.append((time.perf_counter() - t0) * 1000)
+            await ledger.reader.close()
+            return sorted(xs)
+
+        xs = asyncio.run(run_all())
+        figures = (statistics.median(xs), xs[min(len(xs) - 1, int(len(xs) * 0.99))])
+        _line(f"history async, {len(histories)}", figures, "median / p99, the same players again")
     db.dispose()
     with TestClient(create_app(ServiceSettings(database_url=url, rate_limit=0))) as client:
         _line("GET /players/ID", _ms(lambda: client.get(f"/players/{player}").raise_for_status(), runs))
