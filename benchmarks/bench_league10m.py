@@ -190,14 +190,37 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
         proc.wait(30)
         shutil.rmtree(ids.parent, ignore_errors=True)
     if args.baseline_src:
-        # The same page served by another checkout's code (PYTHONPATH wins over the editable
-        # install): the before figure, in the same run and on the same database.
-        proc = serve(url, args.port, 1, PYTHONPATH=str(args.baseline_src))
+        # The same page and history served by another checkout's code (PYTHONPATH wins over the
+        # editable install): the before figures, in the same run and on the same database. An
+        # older checkout refuses a newer schema: alembic_version says --baseline-revision meanwhile
+        # (it reads nothing a later migration added; it writes nothing here).
+        ids.parent.mkdir(exist_ok=True)
+        rated_ids(url, ids)
+        with _stamped(url, args.baseline_revision):
+            proc = serve(url, args.port, 1, PYTHONPATH=str(args.baseline_src))
+            try:
+                report("history, base", wrk(base, "/v1/players/p0/history", PLAYER_LUA, d, c, env_h))
+                report("page, base", wrk(base, f"/players/{page_player}", None, 3 * d, 1, {}, 60))
+            finally:
+                proc.terminate()
+                proc.wait(30)
+                shutil.rmtree(ids.parent, ignore_errors=True)
+
+
+@contextmanager
+def _stamped(url: str, revision: str | None) -> Iterator[None]:
+    """``alembic_version`` set to ``revision`` (if given) inside the block, put back after it."""
+    if revision is None:
+        yield
+        return
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        assert row is not None
+        conn.execute("UPDATE alembic_version SET version_num = %s", (revision,))
         try:
-            report("page, base", wrk(base, f"/players/{page_player}", None, 3 * d, 1, {}, 60))
+            yield
         finally:
-            proc.terminate()
-            proc.wait(30)
+            conn.execute("UPDATE alembic_version SET version_num = %s", (row[0],))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,6 +244,11 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=None,
         help="also time the player page served by this src/ (before)",
+    )
+    parser.add_argument(
+        "--baseline-revision",
+        default=None,
+        help="alembic_version while the baseline serves (e.g. 0010_verify2)",
     )
     parser.add_argument("--keep-db", action="store_true", help="do not drop the database at the end")
     parser.add_argument(

@@ -99,10 +99,10 @@ def test_a_storage_fault_on_a_read_route_answers_503_json(api: Api, monkeypatch:
     """A read that meets a lost database answers 503 + Retry-After with a JSON body, not a 500."""
     ledger: Any = api.client.app.state.ledger  # type: ignore[attr-defined]
 
-    def lost(*_: object, **__: object) -> None:
+    async def lost(*_: object, **__: object) -> None:
         raise psycopg.OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(ledger, "player_history", lost)
+    monkeypatch.setattr(ledger, "player_history_async", lost)  # the history route's read
     assert api.post(single("h-1")).status_code == 201
     r = api.get("/v1/players/alice/history")
     assert r.status_code == 503, r.text

@@ -100,9 +100,9 @@ def test_a_rerates_rows_are_read_off_the_index_alone_at_once(ledger: Ledger) -> 
 
 
 def test_the_migration_down_and_up_keeps_every_change(ledger: Ledger) -> None:
-    """Down to 0010: one plain table with the same rows; up again: a partition per version, same rows."""
+    """Down to 0011_page: one plain table with the same rows; up again: a partition per version, same rows."""
     rows = sorted(ledger.db.query(_ROWS))
-    downgrade(ledger.db, "0010_verify2")
+    downgrade(ledger.db, "0011_page")
     assert ledger.db.query("SELECT relkind FROM pg_class WHERE relname = 'rating_changes'") == [("r",)]
     assert _partitions(ledger) == {}
     assert sorted(ledger.db.query(_ROWS)) == rows

@@ -105,6 +105,18 @@ class WriteLock:
                 self._threads.release()
                 raise
 
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free now (then release it by ``__exit__``); never wait."""
+        if not self._threads.acquire(blocking=False):
+            return False
+        if self._fd is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._threads.release()
+                return False
+        return True
+
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
@@ -145,6 +157,32 @@ class Database:
             return
         with self.write_lock, self.write.begin() as conn:
             yield conn
+
+    @contextmanager
+    def try_write(self, wait_ms: int = 50) -> Iterator[Connection | None]:
+        """A short write transaction if the database can take one at once, else ``None``.
+
+        For a write a read may do or skip (a cache): on SQLite only if the :class:`WriteLock` is
+        free now; on PostgreSQL a row lock is waited for at most ``wait_ms`` (then the statement
+        fails, and the transaction rolls back: the caller skips its write).
+        """
+        if self.write.dialect.name == "postgresql":
+            with self.write.begin() as conn:
+                conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(wait_ms)}ms'")
+                yield conn
+            return
+        if self.write_lock is None:
+            with self.write.begin() as conn:
+                yield conn
+            return
+        if not self.write_lock.try_acquire():
+            yield None
+            return
+        try:
+            with self.write.begin() as conn:
+                yield conn
+        finally:
+            self.write_lock.__exit__(None, None, None)
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
         """Run one read-only statement on a pooled autocommit DBAPI connection; return all rows.

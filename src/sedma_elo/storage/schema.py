@@ -33,6 +33,7 @@ __all__ = [
     "MATCH_SLOTS",
     "STAT_NAMES",
     "api_keys",
+    "career_states",
     "change_events",
     "games",
     "kept_answers",
@@ -41,6 +42,7 @@ __all__ = [
     "player_ratings",
     "players",
     "rating_changes",
+    "rating_counts",
     "rating_versions",
     "webhook_subscriptions",
 ]
@@ -65,6 +67,9 @@ rating_versions = Table(
     Column("rules_toml", Text, nullable=False),
     Column("active", Boolean, nullable=False, default=False),
     Column("created_at", String(40), nullable=False),
+    # How many times a void rewrote the version's history: a stored career state made before the
+    # last rewrite is stale (``career_states``; migration 0011).
+    Column("rewrites", Integer, nullable=False, default=0, server_default="0"),
 )
 
 #: Every player id ever rated, interned: the ledger's rows refer to a player by this integer key.
@@ -134,6 +139,32 @@ Index(
     player_ratings.c.rating.desc(),
     player_ratings.c.player_id,
     player_ratings.c.matches_played,  # covering: a page never touches the table
+)
+
+#: How many players of a version have each rating: a player's rank is the sum over the higher
+#: ratings plus the ties before them by id, instead of a count of every player above (migration
+#: 0011). Kept exact by every path that writes ``player_ratings`` (``service/ledger/counts.py``);
+#: ``verify`` checks it. A rating nobody has any more may keep a row of 0.
+rating_counts = Table(
+    "rating_counts",
+    metadata,
+    Column("version_id", Integer, primary_key=True, autoincrement=False),
+    Column("rating", Integer, primary_key=True, autoincrement=False),
+    Column("players", Integer, nullable=False),
+)
+
+#: A player's career summary folded through sequence ``through`` of a version (record, streaks,
+#: peak, best win, meetings; JSON, ``service/ledger/career_state.py``): the page extends it by the
+#: player's newer matches only. Written by reads; valid while the version's ``rewrites`` equals
+#: the row's (a void bumps it). Derived, disposable data: no foreign keys (migration 0011).
+career_states = Table(
+    "career_states",
+    metadata,
+    Column("version_id", Integer, primary_key=True, autoincrement=False),
+    Column("player_key", Integer, primary_key=True, autoincrement=False),
+    Column("through", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
+    Column("rewrites", Integer, nullable=False),
+    Column("state", Text, nullable=False),
 )
 
 #: One row per player per applied match per version: the history and the basis of explanations.

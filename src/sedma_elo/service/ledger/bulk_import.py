@@ -68,6 +68,7 @@ _FILLED: dict[str, tuple[str, ...]] = {
     "change_events": ("sequence", "kind", "version_id"),
     "players": (),
     "player_ratings": (),
+    "rating_counts": (),
 }
 #: Loaded without indexes into an empty PostgreSQL ledger: the import writes a chunk's changes
 #: player by player, so each of their B-trees took a random insert a row (the ATP file: 24 s of a

@@ -5,9 +5,10 @@ player page most of its time (docs/service.md). Here each part of the page asks 
 
 * :meth:`CareerMixin.career_page`: one keyset page of matches by ``sequence`` (the career statement
   bounded and limited, so it reads ``limit + 1`` matches however long the career);
-* :meth:`CareerMixin.career_summary`: record, streaks, peak, best win and head-to-head aggregated in
-  SQL over the (version, player, sequence) key (integers only; the two matches named, peak and best
-  win, are then read by sequence);
+* :meth:`CareerMixin.career_summary`: record, streaks, peak, best win and head-to-head folded over
+  the (version, player, sequence) key (integers only; the two matches named, peak and best win,
+  are then read by sequence), from a stored state of the older matches when there is one
+  (:mod:`.career_state`);
 * :meth:`CareerMixin.career_series`: the rating line bucketed in SQL by row number to at most
   ``points`` rows, each bucket's lowest and highest rating kept (and the first and last match), so
   only the kept rows are joined to their matches.
@@ -24,8 +25,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError
 
 from ...errors import NotFoundError, ValidationError
+from .career_state import STORE_AFTER, STORE_SQL, CareerFold
 from .reads import _CAREER_SQL, CareerItem, ReadsMixin, _career_item
 
 __all__ = ["CareerMixin", "CareerSummary", "SeriesPoint", "keep_extremes"]
@@ -33,17 +36,18 @@ __all__ = ["CareerMixin", "CareerSummary", "SeriesPoint", "keep_extremes"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _RESULTS = ("win", "loss", "draw")  # the codes 0, 1, 2 of the statements below
 
-# The player's matches as (sequence, rating after, result code 0 win / 1 loss / 2 draw, the opponent
-# keys, time).
+# The player's matches after a sequence as (sequence, rating after, result code 0 win / 1 loss /
+# 2 draw, the opponent keys, time).
 _MINE = (
     "SELECT rc.sequence AS seq, rc.rating_after AS ra, CASE WHEN m.winner = 2 THEN 2"
     " WHEN m.winner = CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN 0 ELSE 1 END THEN 0 ELSE 1 END AS res,"
     " CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN m.b1 ELSE m.a1 END AS o1,"
     " CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN m.b2 ELSE m.a2 END AS o2, m.played_at"
     " FROM players me JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
-    " JOIN matches m ON m.sequence = rc.sequence WHERE me.player_id = {ph} ORDER BY rc.sequence"
+    " JOIN matches m ON m.sequence = rc.sequence WHERE me.player_id = {ph} AND rc.sequence > {ph}"
+    " ORDER BY rc.sequence"
 )
-# The first win against the highest mean rating of the other side before the match.
+# The first win after a sequence against the highest mean rating of the other side before the match.
 _BEST_WIN = (
     "SELECT rc.sequence, avg(o.rating_before) AS opp FROM players me"
     " JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
@@ -51,9 +55,17 @@ _BEST_WIN = (
     " JOIN rating_changes o ON o.version_id = rc.version_id AND o.sequence = m.sequence"
     " AND (CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN o.player_key IN (m.b1, m.b2)"
     " ELSE o.player_key IN (m.a1, m.a2) END)"
-    " WHERE me.player_id = {ph} AND m.winner = CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN 0 ELSE 1 END"
+    " WHERE me.player_id = {ph} AND rc.sequence > {ph}"
+    " AND m.winner = CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN 0 ELSE 1 END"
     " GROUP BY rc.sequence ORDER BY opp DESC, rc.sequence LIMIT 1"
 )
+# The player's key, and the stored state of the career if it is valid (made under the version's
+# current count of rewrites).
+_STATE = (
+    "SELECT p.id, s.state FROM players p LEFT JOIN career_states s ON s.version_id = {ph}"
+    " AND s.player_key = p.id AND s.rewrites = {ph} WHERE p.player_id = {ph}"
+)
+_REWRITES = "SELECT rewrites FROM rating_versions WHERE id = {ph}"
 # The rating line: every match's sequence and ratings (one range of the primary key, no join).
 _SERIES = (
     "SELECT rc.sequence, rc.rating_before, rc.rating_after FROM players me"
@@ -168,23 +180,46 @@ class CareerMixin(ReadsMixin):
         """Record, current and longest winning streak, peak, best win and the ``head_to_head`` most
         played opponents of the player (all zero / ``None`` / empty without matches).
 
-        The record, streaks, peak and meetings come from one narrow statement (five integers a
-        match, no names); the best win from one aggregate over the wins (the other side's ratings
-        before). Window functions doing the rest in SQL measured slower on SQLite (docs/service.md).
+        A fold over the career (:class:`~.career_state.CareerFold`): the stored state of the
+        player's matches through some sequence, if one is valid, extended by the newer matches
+        only (one narrow statement, five integers a match, and one aggregate over the newer wins
+        for the best win). When the read folded :data:`~.career_state.STORE_AFTER` matches or
+        more, it stores the state for the next read (skipped if the database is busy writing).
         """
         ph = self._ph
         out = CareerSummary(player_id)
         with self.db.read.connect() as conn:
             vid = self._active_id(conn)
-            rows = _fetch(conn, _MINE.format(ph=ph), (vid, player_id))
-            if not rows:
+            rewrites = int(conn.exec_driver_sql(_REWRITES.format(ph=ph), (vid,)).scalar_one())
+            found = conn.exec_driver_sql(_STATE.format(ph=ph), (vid, rewrites, player_id)).first()
+            if found is None:
                 return out
-            peak, meetings = _tally(out, rows)
-            out.peak = self._item(conn, vid, player_id, peak)
-            out.head_to_head = _top_meetings(conn, ph, meetings, head_to_head)
-            win = conn.exec_driver_sql(_BEST_WIN.format(ph=ph), (vid, player_id)).first()
-            out.best_win = None if win is None else self._item(conn, vid, player_id, win[0])
+            fold = CareerFold() if found[1] is None else CareerFold.from_text(found[1])
+            since = fold.through
+            added = fold.add(_fetch(conn, _MINE.format(ph=ph), (vid, player_id, since)))
+            if fold.played == 0:
+                return out
+            win = conn.exec_driver_sql(_BEST_WIN.format(ph=ph), (vid, player_id, since)).first()
+            if win is not None:
+                fold.offer_best(int(win[0]), round(2 * win[1]))
+            _summary_of(out, fold)
+            assert fold.peak is not None
+            out.peak = self._item(conn, vid, player_id, fold.peak[0])
+            out.head_to_head = _top_meetings(conn, ph, fold.meetings, head_to_head)
+            out.best_win = None if fold.best is None else self._item(conn, vid, player_id, fold.best[0])
+        if added >= STORE_AFTER:
+            self._store_state(vid, int(found[0]), rewrites, fold)
         return out
+
+    def _store_state(self, vid: int, key: int, rewrites: int, fold: CareerFold) -> None:
+        """Store a career's state unless a newer one is stored; skipped when the database is busy."""
+        params = (vid, key, fold.through, rewrites, fold.to_text())
+        try:
+            with self.db.try_write() as conn:
+                if conn is not None:
+                    conn.exec_driver_sql(STORE_SQL.format(ph=self._ph), params)
+        except DBAPIError:
+            pass  # a cache: a lock not granted at once (PostgreSQL) leaves it for a later read
 
     def career_series(self, player_id: str, points: int = 400, days: int | None = None) -> list[SeriesPoint]:
         """The rating after each match, oldest first, thinned to at most ``points`` (>= 4) rows.
@@ -286,34 +321,12 @@ def _fetch(conn: Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[An
         cursor.close()
 
 
-def _tally(out: CareerSummary, rows: list[tuple[Any, ...]]) -> tuple[int, dict[int, list[int]]]:
-    """Fill the record and streaks of ``out`` from ``_MINE`` rows; the peak's sequence and the
-    meetings by opponent key ([wins, draws, losses])."""
-    peak_seq, peak = rows[0][0], rows[0][1]
-    run_win = 0
-    counts = [0, 0, 0]
-    meetings: dict[int, list[int]] = {}
-    slot = (0, 2, 1)  # result code (win, loss, draw) -> index in [wins, draws, losses]
-    last, streak = -1, 0
-    for seq, after, res, o1, o2, _ in rows:
-        if after > peak:
-            peak_seq, peak = seq, after
-        counts[res] += 1
-        if res == 0:
-            run_win += 1
-            if run_win > out.best_win_streak:
-                out.best_win_streak = run_win
-        else:
-            run_win = 0
-        streak = streak + 1 if res == last else 1
-        last = res
-        for key in (o1, o2):
-            if key is not None:
-                meetings.setdefault(key, [0, 0, 0])[slot[res]] += 1
-    out.wins, out.losses, out.draws = counts
-    out.streak_result, out.streak = _RESULTS[last], streak
-    out.first_played, out.last_played = from_micros_dt(rows[0][5]), from_micros_dt(rows[-1][5])
-    return peak_seq, meetings
+def _summary_of(out: CareerSummary, fold: CareerFold) -> None:
+    """Fill the record, streaks and times of ``out`` from a fold of the whole career."""
+    out.wins, out.losses, out.draws = fold.counts
+    out.best_win_streak = fold.best_win_streak
+    out.streak_result, out.streak = _RESULTS[fold.last], fold.streak
+    out.first_played, out.last_played = from_micros_dt(fold.first_at), from_micros_dt(fold.last_at)
 
 
 def _top_meetings(

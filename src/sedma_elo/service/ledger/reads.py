@@ -23,6 +23,7 @@ from ...storage.schema import matches, player_ratings
 from .answers import standing_before
 from .base import LedgerBase
 from .coalesce import Coalescer
+from .counts import RANK_SQL
 from .cursors import encode_cursor, history_bound, history_cursor, leaderboard_key
 from .rows import MATCH_COLUMNS, MATCH_FROM, WINNER_CODES, from_micros, match_of, submission_of
 from .sql import LEADERBOARD_AFTER, LEADERBOARD_FIRST, PLAYER_SQL, PLAYERS_SQL, SEARCH_SQL, history_sql
@@ -209,6 +210,37 @@ class ReadsMixin(LedgerBase):
         nxt = history_cursor(rows[limit - 1].sequence, order) if len(rows) > limit else None
         return HistoryPage(player_id, items, nxt)
 
+    async def player_history_async(
+        self,
+        player_id: str,
+        limit: int = 50,
+        cursor: str | None = None,
+        order: HistoryOrder = "asc",
+    ) -> HistoryPage:
+        """:meth:`player_history` for an event loop, in one statement when the page has rows.
+
+        Through :attr:`reader` (PostgreSQL: the async pool, no thread, no pooled SQLAlchemy
+        connection to reset) with the cached active version; only an empty page asks whether the
+        player exists (unknown: 404; a cursor past the end: empty). The sync read takes a pooled
+        connection and three statements (version, existence, page).
+
+        Raises:
+            NotFoundError: the player has no match in the active version.
+            ValidationError: bad ``limit``, ``order`` or ``cursor``.
+        """
+        _check_limit(limit)
+        if order not in ("asc", "desc"):
+            raise ValidationError("order", "must be 'asc' or 'desc'")
+        bound = None if cursor is None else history_bound(cursor, order)
+        vid = self.active_id()
+        params = (vid, player_id, limit + 1) if bound is None else (vid, player_id, bound, limit + 1)
+        rows = await self.reader.query(history_sql(order, bound is not None, "?"), params)
+        if not rows and not await self.reader.query(PLAYER_SQL, (vid, player_id)):
+            raise NotFoundError(f"player {player_id!r} has no rated match")
+        items = [_history_item(r) for r in rows[:limit]]
+        nxt = history_cursor(rows[limit - 1][1], order) if len(rows) > limit else None
+        return HistoryPage(player_id, items, nxt)
+
     def player_career(self, player_id: str) -> list[CareerItem]:
         """Every match of the player in the active version, oldest first, in one indexed statement.
 
@@ -342,6 +374,9 @@ class ReadsMixin(LedgerBase):
     def around(self, player_id: str, span: int = 5) -> LeaderboardPage:
         """The player's exact rank with up to ``span`` (0..100) players above and below.
 
+        The rank comes from the version's counts by rating (:mod:`.counts`): the higher ratings'
+        counts plus the players of the same rating before the player by id.
+
         Raises:
             NotFoundError: the player has no match in the active version.
             ValidationError: ``span`` out of range.
@@ -358,8 +393,9 @@ class ReadsMixin(LedgerBase):
                 raise NotFoundError(f"player {player_id!r} has no rated match")
             better = or_(pr.rating > me.rating, and_(pr.rating == me.rating, pr.player_id < player_id))
             worse = or_(pr.rating < me.rating, and_(pr.rating == me.rating, pr.player_id > player_id))
-            count = select(func.count()).select_from(player_ratings).where(pr.version_id == vid, better)
-            rank = int(conn.execute(count).scalar_one()) + 1
+            # The counts by rating above, the ties before by id: not a count of every player above.
+            above_me = (vid, me.rating, vid, me.rating, player_id)
+            rank = int(conn.exec_driver_sql(RANK_SQL.format(ph=self._ph), above_me).scalar_one()) + 1
             cols = (pr.player_id, pr.rating, pr.matches_played)
             above = conn.execute(
                 select(*cols)
@@ -467,14 +503,14 @@ def _pg_career(raw: Any, version_id: int, player_id: str) -> list[CareerItem]:
 
 
 def _history_item(row: Any) -> dict[str, Any]:
-    """A history row in its JSON form."""
+    """A ``history_sql`` row (player, sequence, before, after, match id, time) in its JSON form."""
     return {
-        "sequence": row.sequence,
-        "match_id": row.match_id,
-        "played_at": from_micros(row.played_at),
-        "rating_before": row.rating_before,
-        "rating_after": row.rating_after,
-        "delta": row.rating_after - row.rating_before,
+        "sequence": row[1],
+        "match_id": row[4],
+        "played_at": from_micros(row[5]),
+        "rating_before": row[2],
+        "rating_after": row[3],
+        "delta": row[3] - row[2],
     }
 
 

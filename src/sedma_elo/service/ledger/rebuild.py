@@ -19,6 +19,7 @@ import numpy as np
 
 from .answers import Standings
 from .bulk import Int64Array, KeyState, names_of, query_int64, rate_chunk, use_kernel
+from .counts import recount
 from .packed import verify_chunks
 from .types import VersionInfo
 from .write_pg import write_players_pg
@@ -163,7 +164,8 @@ def store_players(
     raw: Any, ph: str, version_id: int, state: KeyState, known: set[int], chunk: int | None = None
 ) -> None:
     """Store the rating, count and last sequence of every key with a last sequence in ``state``
-    (the ones in ``known``, which have a row in ``version_id``, updated; the others inserted).
+    (the ones in ``known``, which have a row in ``version_id``, updated; the others inserted), then
+    count the version's players by rating again (:func:`.counts.recount`).
 
     The rows go in player id order (as the one-statement writers order them), ``chunk`` players a
     statement (default :data:`PLAYER_CHUNK`, read at call time): memory holds one chunk's rows,
@@ -185,6 +187,7 @@ def store_players(
         last_seq = dict(zip(ids, state.last[keys].tolist(), strict=True))
         stored = {names[k] for k in keys if k in known}
         write(raw, version_id, ratings, games, last_seq, stored)
+    recount(raw, version_id)  # after the roll back and the rows above: the version's counts again
 
 
 def _standings(changes: Int64Array) -> Int64Array:

@@ -336,4 +336,20 @@ class VerifyMixin(VersionsMixin):
             check.players.append(
                 f"version {vid}, player {pid}: stored (rating, matches) {stored_row}, replay {want}"
             )
+        check.players.extend(_count_differences(raw, check)[:_MAX_MISMATCHES])
         return count
+
+
+def _count_differences(raw: Any, check: _Check) -> list[str]:
+    """The ratings whose stored count of players (``rating_counts``, a row of 0 as no row) differs
+    from the replay's, by rating."""
+    ratings = check.state.ratings[check.state.games > 0]
+    values, counts = np.unique(ratings, return_counts=True)
+    want = dict(zip(values.tolist(), counts.tolist(), strict=True))
+    sql = f"SELECT rating, players FROM rating_counts WHERE version_id = {int(check.vid)} AND players <> 0"
+    have = {int(r): int(n) for r, n in raw.execute(sql).fetchall()}
+    return [
+        f"version {check.vid}, rating {r}: stored count of players {have.get(r, 0)}, replay {want.get(r, 0)}"
+        for r in sorted(want.keys() | have.keys())
+        if have.get(r, 0) != want.get(r, 0)
+    ]

@@ -93,6 +93,11 @@ class VersionsMixin(CareerMixin):
                         write_changes(raw, self._pg, plan.version.id, new)
                         plan.write_players()
                 drop_derivable(raw, self._ph, self._version_raw, row.sequence - 1, after)
+                if rebuilt:  # the stored career states of these versions are stale now (career_state.py)
+                    rv = rating_versions.c
+                    conn.execute(
+                        update(rating_versions).where(rv.id.in_(rebuilt)).values(rewrites=rv.rewrites + 1)
+                    )
                 voided = feed_events.Voided(active, match_id, row.sequence, from_micros(row.played_at), why)
                 feed_events.record_void(conn, voided, feed_before)
         self.note_change()

@@ -17,6 +17,7 @@ from ..payload import Submission
 from .answers import repeat_answers
 from .base import LedgerBase
 from .batch import Batch, BatchRows, TryAgain, rate_batch
+from .counts import move_counts, rating_moves
 from .feed_events import append_match_events
 from .rows import PG_INTERN, fact_values, stored_hash
 from .sql import (
@@ -79,9 +80,10 @@ def apply_pg(
         if rows_out.matches:
             write_rows_pg(raw, version.id, rows_out, known)
             write_players_pg(raw, version.id, ratings, played, rows_out.last_seq, known)
-            append_match_events(
-                raw, version.id, rows_out
-            )  # last: its table lock is held only until the commit
+            append_match_events(raw, version.id, rows_out)  # its table lock is held until the commit
+            # Under the feed's lock, which serialises the writers until their commit anyway: taken
+            # before it, the hot rows' locks made writers wait on one another (-13% writes/s).
+            move_counts(raw, True, version.id, rating_moves(rows_out.changes, ratings, known))
     return batch.settle()
 
 

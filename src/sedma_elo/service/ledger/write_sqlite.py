@@ -15,6 +15,7 @@ from ..payload import Submission
 from .answers import repeat_answers
 from .base import LedgerBase
 from .batch import Batch, BatchRows, rate_batch
+from .counts import move_counts, rating_moves
 from .feed_events import append_match_events
 from .rows import fact_values, intern_sqlite, stored_hash
 from .sql import (
@@ -101,6 +102,7 @@ def _apply_in(
     if out.matches:
         write_rows_sqlite(raw, version.id, out, keys)
         write_players_sqlite(raw, version.id, ratings, played, out.last_seq, known)
+        move_counts(raw, False, version.id, rating_moves(out.changes, ratings, known))
         append_match_events(raw, version.id, out)
     return batch.settle()
 

@@ -65,7 +65,7 @@ def player_body(record: PlayerRecord, provisional_matches: int) -> bytes:
     response_model=HistoryPage,
     responses=errors(404, 422, notes={404: "unknown player"}),
 )
-def get_history(
+async def get_history(
     player_id: PlayerId,
     ledger: LedgerDep,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
@@ -76,7 +76,8 @@ def get_history(
     ] = "asc",
 ) -> Response:
     """The player's rating after each match, oldest or newest first; follow ``next_cursor`` for more."""
-    page = ledger.player_history(player_id, limit, cursor, order)
+    # Awaited in one statement (no thread of the pool, no pooled SQLAlchemy connection).
+    page = await ledger.player_history_async(player_id, limit, cursor, order)
     return json_response({"player_id": page.player_id, "items": page.items, "next_cursor": page.next_cursor})
 
 

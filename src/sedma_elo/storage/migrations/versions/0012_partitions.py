@@ -9,16 +9,16 @@ nothing (one table, as before).
 
 The downgrade puts the rows back into one plain table with the same key and index.
 
-Revision ID: 0011_partitions
-Revises: 0010_verify2
+Revision ID: 0012_partitions
+Revises: 0011_page
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0011_partitions"
-down_revision = "0010_verify2"
+revision = "0012_partitions"
+down_revision = "0011_page"
 branch_labels = None
 depends_on = None
 

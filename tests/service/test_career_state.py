@@ -1,0 +1,148 @@
+"""The stored career state (service/ledger/career_state.py): a summary folded from a stored state
+plus the newer matches equals the whole-career reference :func:`sedma_elo.web.profile.career`,
+after new matches and after a void."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from ledgers import empty_ledger
+
+from sedma_elo.core.model import Match
+from sedma_elo.service import Ledger
+from sedma_elo.service.ledger import career as career_module
+from sedma_elo.service.ledger.career_state import CareerFold
+from sedma_elo.web.profile import career
+
+START = datetime(2026, 1, 5, 8, tzinfo=UTC)
+RIVALS = [f"r{i}" for i in range(9)]
+
+
+def _matches(n: int, prefix: str, seed: int) -> list[Match]:
+    """``n`` matches of ``hero`` (one in five two against two), wins, losses and draws mixed."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        winner = rng.choice(("a", "a", "b", "draw"))
+        when = START + timedelta(hours=3 * i + seed * 10_000)
+        if i % 5 == 0:
+            mate, o1, o2 = rng.sample(RIVALS, 3)
+            out.append(Match(("hero", mate), (o1, o2), winner, {}, f"{prefix}{i}", when))  # type: ignore[arg-type]
+        else:
+            out.append(
+                Match.single("hero", rng.choice(RIVALS), winner, match_id=f"{prefix}{i}", played_at=when)
+            )  # type: ignore[arg-type]
+    return out
+
+
+def _check(ledger: Ledger, player: str) -> None:
+    """The ledger's summary equals the reference computed from the whole career read."""
+    got = ledger.career_summary(player)
+    items = ledger.player_career(player)
+    want = career(player, items)
+    assert (got.wins, got.draws, got.losses) == (want.wins, want.draws, want.losses)
+    assert (got.streak_result, got.streak, got.best_win_streak) == (
+        want.streak_result,
+        want.streak,
+        want.best_win_streak,
+    )
+    assert got.peak == want.peak
+    assert got.best_win == (want.best_win["item"] if want.best_win else None)
+    assert got.head_to_head == [(h.opponent, h.wins, h.draws, h.losses) for h in want.head_to_head]
+    assert (got.first_played, got.last_played) == (items[0].played_at, items[-1].played_at)
+
+
+def _stored(ledger: Ledger, player: str) -> tuple[int, int] | None:
+    """The stored (through, rewrites) of the player's state in the active version, if any."""
+    with ledger.db.read.connect() as conn:
+        row = conn.exec_driver_sql(
+            "SELECT s.through, s.rewrites FROM career_states s JOIN players p ON p.id = s.player_key"
+            " JOIN rating_versions v ON v.id = s.version_id AND v.active WHERE p.player_id = ?"
+            if ledger.db.url.startswith("sqlite")
+            else "SELECT s.through, s.rewrites FROM career_states s JOIN players p ON p.id = s.player_key"
+            " JOIN rating_versions v ON v.id = s.version_id AND v.active WHERE p.player_id = %s",
+            (player,),
+        ).first()
+    return None if row is None else (int(row[0]), int(row[1]))
+
+
+def _last_sequence(ledger: Ledger, player: str) -> int:
+    return ledger.player_history(player, limit=1, order="desc").items[0]["sequence"]  # type: ignore[no-any-return]
+
+
+def test_a_long_career_is_stored_and_read_back_equal(db_url: str) -> None:
+    """A first read stores the state through the last match; the second read, from it, is equal."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(_matches(240, "m", 1))
+        assert _stored(ledger, "hero") is None
+        _check(ledger, "hero")
+        assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 0)
+        _check(ledger, "hero")
+
+
+def test_a_stored_state_is_extended_by_new_matches(db_url: str) -> None:
+    """New matches after a stored state: the summary equals the reference, and is stored anew."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(_matches(150, "m", 2))
+        _check(ledger, "hero")
+        through = _stored(ledger, "hero")
+        ledger.import_matches(_matches(7, "n", 3))
+        _check(ledger, "hero")  # seven new matches: folded, not stored (fewer than STORE_AFTER)
+        assert _stored(ledger, "hero") == through
+        ledger.import_matches(_matches(130, "o", 4))
+        _check(ledger, "hero")
+        assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 0)
+
+
+def test_a_void_makes_the_stored_state_unused(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a void of an early match the summary is the reference again, stored under the new count."""
+    monkeypatch.setattr(career_module, "STORE_AFTER", 1)
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(_matches(120, "m", 5))
+        _check(ledger, "hero")
+        for rival in RIVALS[:3]:
+            _check(ledger, rival)
+        ledger.void("m3", "typo")
+        ledger.void("m40", "typo")
+        _check(ledger, "hero")
+        assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 2)
+        for rival in RIVALS[:3]:
+            _check(ledger, rival)
+
+
+def test_a_fold_in_two_parts_equals_the_fold_of_the_whole() -> None:
+    """Folding rows A, storing as text, reading back and folding rows B equals folding A + B."""
+    rng = random.Random(7)
+    rows = []
+    for seq in range(1, 301):
+        two = rng.random() < 0.3
+        rows.append((seq * 3, rng.randint(1300, 1700), rng.randint(0, 2), rng.randint(1, 20),
+                     rng.randint(1, 20) if two else None, None if seq == 5 else seq * 1000))  # fmt: skip
+    whole = CareerFold()
+    whole.add(rows)
+    for cut in (1, 77, 299):
+        part = CareerFold()
+        part.add(rows[:cut])
+        again = CareerFold.from_text(part.to_text())
+        again.add(rows[cut:])
+        assert again == whole
+
+
+def test_a_busy_database_skips_the_store_not_the_answer(db_url: str) -> None:
+    """While a writer holds the lock (SQLite) or the stored row (PostgreSQL) the summary is still
+    the reference; the state is not stored, and is stored by a later read."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(_matches(150, "m", 8))
+        _check(ledger, "hero")
+        stored = _stored(ledger, "hero")
+        ledger.import_matches(_matches(120, "n", 9))
+        with ledger.db.begin_write() as conn:
+            if not db_url.startswith("sqlite"):
+                conn.exec_driver_sql("SELECT through FROM career_states FOR UPDATE")
+            _check(ledger, "hero")
+            assert _stored(ledger, "hero") == stored
+        _check(ledger, "hero")
+        assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 0)
