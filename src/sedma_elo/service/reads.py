@@ -2,7 +2,9 @@
 
 :class:`~sedma_elo.service.ledger.Ledger` provides it (the app factory stores it on
 ``app.state.reads``, checked against this protocol by mypy); a page never reaches the writer, the
-database or the admin operations.
+database or the admin operations. One read stores something: a long career's summary
+(:meth:`career_summary`) keeps its fold in ``career_states`` as a cache, skipped when the database
+is busy, never waited for (``service/ledger/career_state.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any, Protocol
 
 from .games.store import GameRow
 from .ledger.career import CareerSummary, SeriesPoint
-from .ledger.reads import CareerItem
+from .ledger.career_item import CareerItem
 from .ledger.types import HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord, VersionInfo
 
 __all__ = ["GameReads", "PageReads"]

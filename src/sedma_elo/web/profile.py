@@ -17,7 +17,7 @@ from .chart import ChartPoint
 
 if TYPE_CHECKING:
     from ..service.ledger.career import CareerSummary, SeriesPoint
-    from ..service.ledger.reads import CareerItem as CareerMatch
+    from ..service.ledger.career_item import CareerItem as CareerMatch
     from .lang import PageText
 
 __all__ = ["Career", "HeadToHead", "career", "chart_points", "match_row"]

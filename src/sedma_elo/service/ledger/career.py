@@ -28,8 +28,9 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
 from ...errors import NotFoundError, ValidationError
+from .career_item import CareerItem
 from .career_state import STORE_AFTER, STORE_SQL, CareerFold
-from .reads import _CAREER_SQL, CareerItem, ReadsMixin, _career_item
+from .reads import _CAREER_SQL, ReadsMixin, _career_item
 
 __all__ = ["CareerMixin", "CareerSummary", "SeriesPoint", "keep_extremes"]
 

@@ -11,7 +11,7 @@ import dataclasses
 import json
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import and_, func, or_, select
 
@@ -22,6 +22,7 @@ from ...errors import NotFoundError, ValidationError
 from ...storage.schema import matches, player_ratings
 from .answers import standing_before
 from .base import LedgerBase
+from .career_item import CareerItem
 from .coalesce import Coalescer
 from .counts import RANK_SQL
 from .cursors import encode_cursor, history_bound, history_cursor, leaderboard_key
@@ -30,66 +31,10 @@ from .sql import LEADERBOARD_AFTER, LEADERBOARD_FIRST, PLAYER_SQL, PLAYERS_SQL, 
 from .types import MAX_PAGE, MAX_RECENT, HistoryOrder, HistoryPage, LeaderboardPage, PlayerRecord
 from .views import match_view
 
-__all__ = ["CareerItem", "ReadsMixin"]
+__all__ = ["CareerItem", "ReadsMixin"]  # CareerItem: see career_item.py
 
 _WINNER_OF = {code: name for name, code in WINNER_CODES.items()}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-class CareerItem(NamedTuple):
-    """One match of a player's career in a version, seen from that player.
-
-    The history item's fields (``sequence``, ``match_id``, ``played_at`` as an aware UTC datetime
-    or ``None``, the player's ``rating_before`` and ``rating_after``), the winner, the four player
-    slots (``a2``/``b2`` are ``None`` one against one) and each slot's rating before the match. One
-    flat tuple a match: a page of a 10,000-match career builds 10,000 of them, and every container
-    more per match cost the page a garbage collection of the whole process.
-    """
-
-    sequence: int
-    match_id: str
-    played_at: datetime | None
-    rating_before: int
-    rating_after: int
-    winner: str  # "a", "b" or "draw"
-    a1: str
-    a2: str | None
-    b1: str
-    b2: str | None
-    before_a1: int
-    before_a2: int | None
-    before_b1: int
-    before_b2: int | None
-
-    @property
-    def team_a(self) -> tuple[str, ...]:
-        """Side a's players."""
-        return (self.a1,) if self.a2 is None else (self.a1, self.a2)
-
-    @property
-    def team_b(self) -> tuple[str, ...]:
-        """Side b's players."""
-        return (self.b1,) if self.b2 is None else (self.b1, self.b2)
-
-    def side_of(self, player_id: str) -> str:
-        """``"a"`` or ``"b"``."""
-        return "a" if player_id == self.a1 or player_id == self.a2 else "b"
-
-    def opponents(self, player_id: str) -> tuple[str, ...]:
-        """The other side's players."""
-        return self.team_b if self.side_of(player_id) == "a" else self.team_a
-
-    def result(self, player_id: str) -> str:
-        """``"win"``, ``"draw"`` or ``"loss"`` for ``player_id``."""
-        if self.winner == "draw":
-            return "draw"
-        return "win" if self.winner == self.side_of(player_id) else "loss"
-
-    def opponent_rating(self, player_id: str) -> float:
-        """The mean rating of the other side before the match."""
-        if self.side_of(player_id) == "a":
-            return self.before_b1 if self.before_b2 is None else (self.before_b1 + self.before_b2) / 2
-        return self.before_a1 if self.before_a2 is None else (self.before_a1 + self.before_a2) / 2
 
 
 # One range of the (version, player, sequence) primary key of rating_changes, each match and its
