@@ -136,10 +136,7 @@ class ReadsMixin(LedgerBase):
             NotFoundError: the player has no match in the active version.
             ValidationError: bad ``limit``, ``order`` or ``cursor``.
         """
-        _check_limit(limit)
-        if order not in ("asc", "desc"):
-            raise ValidationError("order", "must be 'asc' or 'desc'")
-        bound = None if cursor is None else history_bound(cursor, order)
+        bound = _history_bound(limit, order, cursor)
         with self.db.read.connect() as conn:
             vid = self._active_id(conn)
             exists = conn.execute(
@@ -149,11 +146,9 @@ class ReadsMixin(LedgerBase):
             ).first()
             if exists is None:
                 raise NotFoundError(f"player {player_id!r} has no rated match")
-            params = (vid, player_id, limit + 1) if bound is None else (vid, player_id, bound, limit + 1)
+            params = _history_params(vid, player_id, bound, limit)
             rows = conn.exec_driver_sql(history_sql(order, bound is not None, self._ph), params).all()
-        items = [_history_item(r) for r in rows[:limit]]
-        nxt = history_cursor(rows[limit - 1].sequence, order) if len(rows) > limit else None
-        return HistoryPage(player_id, items, nxt)
+        return _history_page(player_id, rows, limit, order)
 
     async def player_history_async(
         self,
@@ -173,18 +168,13 @@ class ReadsMixin(LedgerBase):
             NotFoundError: the player has no match in the active version.
             ValidationError: bad ``limit``, ``order`` or ``cursor``.
         """
-        _check_limit(limit)
-        if order not in ("asc", "desc"):
-            raise ValidationError("order", "must be 'asc' or 'desc'")
-        bound = None if cursor is None else history_bound(cursor, order)
+        bound = _history_bound(limit, order, cursor)
         vid = self.active_id()
-        params = (vid, player_id, limit + 1) if bound is None else (vid, player_id, bound, limit + 1)
+        params = _history_params(vid, player_id, bound, limit)
         rows = await self.reader.query(history_sql(order, bound is not None, "?"), params)
         if not rows and not await self.reader.query(PLAYER_SQL, (vid, player_id)):
             raise NotFoundError(f"player {player_id!r} has no rated match")
-        items = [_history_item(r) for r in rows[:limit]]
-        nxt = history_cursor(rows[limit - 1][1], order) if len(rows) > limit else None
-        return HistoryPage(player_id, items, nxt)
+        return _history_page(player_id, rows, limit, order)
 
     def player_career(self, player_id: str) -> list[CareerItem]:
         """Every match of the player in the active version, oldest first, in one indexed statement.
@@ -445,6 +435,30 @@ def _pg_career(raw: Any, version_id: int, player_id: str) -> list[CareerItem]:
     return [
         _career_item((*r[:6], names[r[6]], names[r[7]], names[r[8]], names[r[9]], *r[10:14])) for r in rows
     ]
+
+
+def _history_bound(limit: int, order: HistoryOrder, cursor: str | None) -> int | None:
+    """The checked sequence bound of a history page's ``cursor`` (``None`` for the first page).
+
+    Raises:
+        ValidationError: bad ``limit``, ``order`` or ``cursor``.
+    """
+    _check_limit(limit)
+    if order not in ("asc", "desc"):
+        raise ValidationError("order", "must be 'asc' or 'desc'")
+    return None if cursor is None else history_bound(cursor, order)
+
+
+def _history_params(vid: int, player_id: str, bound: int | None, limit: int) -> tuple[Any, ...]:
+    """The parameters of ``history_sql``: one row more than ``limit`` tells whether a page follows."""
+    return (vid, player_id, limit + 1) if bound is None else (vid, player_id, bound, limit + 1)
+
+
+def _history_page(player_id: str, rows: Sequence[Any], limit: int, order: HistoryOrder) -> HistoryPage:
+    """A history page from ``history_sql``'s rows (the sequence second), with the next cursor."""
+    items = [_history_item(r) for r in rows[:limit]]
+    nxt = history_cursor(rows[limit - 1][1], order) if len(rows) > limit else None
+    return HistoryPage(player_id, items, nxt)
 
 
 def _history_item(row: Any) -> dict[str, Any]:
