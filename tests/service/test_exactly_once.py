@@ -71,7 +71,7 @@ def test_migrations_build_exactly_the_declared_schema(db_url: str) -> None:
     try:
         with db.write.connect() as conn:
             # procrastinate's own tables (PostgreSQL, 0006_queue) are its schema, not declared here;
-            # nor are the versions' partitions of rating_changes (0011), made one per version.
+            # nor are the versions' partitions of rating_changes (0012), made one per version.
             ours = {
                 "include_name": lambda name, *_: (
                     not (str(name).startswith("procrastinate_") or is_version_table(str(name)))

@@ -1,4 +1,4 @@
-"""PostgreSQL's rating changes, one partition per version (storage/partitions.py, migration 0011):
+"""PostgreSQL's rating changes, one partition per version (storage/partitions.py, migration 0012):
 a re-rate's table built bare then indexed and attached, the migration both ways, reads during a
 re-rate."""
 

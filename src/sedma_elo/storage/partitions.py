@@ -1,4 +1,4 @@
-"""PostgreSQL: ``rating_changes`` partitioned by version, one table per version (migration 0011).
+"""PostgreSQL: ``rating_changes`` partitioned by version, one table per version (migration 0012).
 
 A re-rate writes a whole new version (the ATP file: 1.2 M changes). Inserted into an indexed
 table, each row was two b-tree insertions (the primary key and the sequence index): most of a
@@ -11,7 +11,7 @@ void, an activate's catching up) goes through the parent as before.
 
 Every version has its partition from the transaction that creates it on (there is no default
 partition: attaching beside one would lock it ``ACCESS EXCLUSIVE`` and scan it). Each function
-returns the statements; the ledger runs them in its transaction (migration 0011 holds its own
+returns the statements; the ledger runs them in its transaction (migration 0012 holds its own
 frozen copy). SQLite keeps one table.
 """
 

@@ -172,7 +172,7 @@ career_states = Table(
 #: sequence index serves one match's changes, a rebuild's range and a version's last sequence.
 #: Derived rows (``verify`` recomputes every one), so no foreign keys: their per-row checks were a
 #: third of a re-rate's server time (migration 0007). Versions and player keys are never deleted.
-#: PostgreSQL: partitioned by version, one table per version (``partitions.py``, migration 0011).
+#: PostgreSQL: partitioned by version, one table per version (``partitions.py``, migration 0012).
 rating_changes = Table(
     "rating_changes",
     metadata,

@@ -133,10 +133,7 @@ def _offset(progress: Callable[[int, int], None], before: int, total: int) -> Ca
 class VerifyMixin(VersionsMixin):
     """Checking the stored ratings against a replay."""
 
-    def verify(
-        self,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> VerifyReport:
+    def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
         """Replay the non-voided ledger with the rating core for every version and compare.
 
         Compares each stored rating change (before and after) and each player's final rating and
@@ -161,10 +158,7 @@ class VerifyMixin(VersionsMixin):
         return report
 
     def _verify_in(
-        self,
-        conn: Connection,
-        report: VerifyReport,
-        progress: Callable[[int, int], None] | None,
+        self, conn: Connection, report: VerifyReport, progress: Callable[[int, int], None] | None
     ) -> None:
         raw: Any = conn.connection.driver_connection
         size = int(raw.execute("SELECT coalesce(max(id), 0) + 1 FROM players").fetchone()[0])
