@@ -11,11 +11,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from ledgers import empty_ledger
 
+from career_check import assert_summary_is_whole_careers
 from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger
 from sedma_elo.service.ledger import career as career_module
 from sedma_elo.service.ledger.career_state import CareerFold
-from sedma_elo.web.profile import career
 
 START = datetime(2026, 1, 5, 8, tzinfo=UTC)
 RIVALS = [f"r{i}" for i in range(9)]
@@ -38,21 +38,6 @@ def _matches(n: int, prefix: str, seed: int) -> list[Match]:
     return out
 
 
-def _check(ledger: Ledger, player: str) -> None:
-    """The ledger's summary equals the reference computed from the whole career read."""
-    got = ledger.career_summary(player)
-    items = ledger.player_career(player)
-    want = career(player, items)
-    assert (got.wins, got.draws, got.losses) == (want.wins, want.draws, want.losses)
-    assert (got.streak_result, got.streak, got.best_win_streak) == (
-        want.streak_result,
-        want.streak,
-        want.best_win_streak,
-    )
-    assert got.peak == want.peak
-    assert got.best_win == (want.best_win["item"] if want.best_win else None)
-    assert got.head_to_head == [(h.opponent, h.wins, h.draws, h.losses) for h in want.head_to_head]
-    assert (got.first_played, got.last_played) == (items[0].played_at, items[-1].played_at)
 
 
 def _stored(ledger: Ledger, player: str) -> tuple[int, int] | None:
@@ -78,22 +63,23 @@ def test_a_long_career_is_stored_and_read_back_equal(db_url: str) -> None:
     with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
         ledger.import_matches(_matches(240, "m", 1))
         assert _stored(ledger, "hero") is None
-        _check(ledger, "hero")
+        assert_summary_is_whole_careers(ledger, "hero")
         assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 0)
-        _check(ledger, "hero")
+        assert_summary_is_whole_careers(ledger, "hero")
 
 
 def test_a_stored_state_is_extended_by_new_matches(db_url: str) -> None:
     """New matches after a stored state: the summary equals the reference, and is stored anew."""
     with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
         ledger.import_matches(_matches(150, "m", 2))
-        _check(ledger, "hero")
+        assert_summary_is_whole_careers(ledger, "hero")
         through = _stored(ledger, "hero")
         ledger.import_matches(_matches(7, "n", 3))
-        _check(ledger, "hero")  # seven new matches: folded, not stored (fewer than STORE_AFTER)
+        # seven new matches: folded, not stored (fewer than STORE_AFTER)
+        assert_summary_is_whole_careers(ledger, "hero")
         assert _stored(ledger, "hero") == through
         ledger.import_matches(_matches(130, "o", 4))
-        _check(ledger, "hero")
+        assert_summary_is_whole_careers(ledger, "hero")
         assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 0)
 
 
@@ -102,15 +88,15 @@ def test_a_void_makes_the_stored_state_unused(db_url: str, monkeypatch: pytest.M
     monkeypatch.setattr(career_module, "STORE_AFTER", 1)
     with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
         ledger.import_matches(_matches(120, "m", 5))
-        _check(ledger, "hero")
+        assert_summary_is_whole_careers(ledger, "hero")
         for rival in RIVALS[:3]:
-            _check(ledger, rival)
+            assert_summary_is_whole_careers(ledger, rival)
         ledger.void("m3", "typo")
         ledger.void("m40", "typo")
-        _check(ledger, "hero")
+        assert_summary_is_whole_careers(ledger, "hero")
         assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 2)
         for rival in RIVALS[:3]:
-            _check(ledger, rival)
+            assert_summary_is_whole_careers(ledger, rival)
 
 
 def test_a_fold_in_two_parts_equals_the_fold_of_the_whole() -> None:
@@ -136,13 +122,13 @@ def test_a_busy_database_skips_the_store_not_the_answer(db_url: str) -> None:
     the reference; the state is not stored, and is stored by a later read."""
     with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
         ledger.import_matches(_matches(150, "m", 8))
-        _check(ledger, "hero")
+        assert_summary_is_whole_careers(ledger, "hero")
         stored = _stored(ledger, "hero")
         ledger.import_matches(_matches(120, "n", 9))
         with ledger.db.begin_write() as conn:
             if not db_url.startswith("sqlite"):
                 conn.exec_driver_sql("SELECT through FROM career_states FOR UPDATE")
-            _check(ledger, "hero")
+            assert_summary_is_whole_careers(ledger, "hero")
             assert _stored(ledger, "hero") == stored
-        _check(ledger, "hero")
+        assert_summary_is_whole_careers(ledger, "hero")
         assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 0)

@@ -19,12 +19,12 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from career_check import assert_summary_is_whole_careers
 from needs import PG_ADMIN, require_postgres
 from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger, ServiceSettings, create_app
 from sedma_elo.service.ledger.career import keep_extremes
 from sedma_elo.storage import open_database
-from sedma_elo.web.profile import career
 
 from .seed import full_history
 
@@ -160,17 +160,7 @@ def test_the_summary_matches_the_whole_career_reference(long_site: Any) -> None:
     """Record, streaks, peak, best win and head-to-head equal those of the whole career read."""
     _, ledger, _ = long_site
     for player in ("marathon", "rival-3", "mate-1"):
-        got = ledger.career_summary(player)
-        want = career(player, ledger.player_career(player))
-        assert (got.wins, got.draws, got.losses) == (want.wins, want.draws, want.losses)
-        assert (got.streak_result, got.streak, got.best_win_streak) == (
-            want.streak_result,
-            want.streak,
-            want.best_win_streak,
-        )
-        assert got.peak == want.peak
-        assert got.best_win == (want.best_win["item"] if want.best_win else None)
-        assert got.head_to_head == [(h.opponent, h.wins, h.draws, h.losses) for h in want.head_to_head]
+        assert_summary_is_whole_careers(ledger, player)
 
 
 def test_keep_extremes_bounds_and_keeps_the_extremes() -> None:
