@@ -38,8 +38,6 @@ def _matches(n: int, prefix: str, seed: int) -> list[Match]:
     return out
 
 
-
-
 def _stored(ledger: Ledger, player: str) -> tuple[int, int] | None:
     """The stored (through, rewrites) of the player's state in the active version, if any."""
     with ledger.db.read.connect() as conn:
