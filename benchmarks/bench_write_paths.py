@@ -11,8 +11,12 @@ Variants:
 
 * ``plain``: ``create_app(settings)``, nothing process-wide changed (what tests build);
 * ``tuned``: the same, after :func:`sedma_elo.service.runtime.tune_process` (what ``serve`` does:
-  a short GIL switch interval and ``gc.freeze()`` once the app has started);
-* ``switch-only`` / ``freeze-only``: one of the two;
+  ``gc.freeze()`` once the app has started);
+* ``short-switch``: ``tuned`` with the 0.1 ms GIL switch interval ``serve`` set until 2026-12-02;
+* ``switch-only``: the 0.1 ms interval without ``gc.freeze()``;
+* ``commit-checkpoints``: ``tuned`` with SQLite's WAL checkpointed by the commits that pass 1,000
+  pages (SQLite's default, and the service's until 2026-12-02) instead of a thread of its own
+  (``WAL_CHECKPOINT_SECONDS=0``);
 * ``one-route``: ``tuned`` without the direct route (FastAPI's stack serves ``POST /v1/matches``);
 * ``json-dumps`` / ``orjson``: ``tuned`` with the answer text of a write built the plain way, as a
   dict (``views.match_view``) encoded by ``json.dumps`` or by orjson (measurement only: orjson is
@@ -53,11 +57,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_service import POST_LUA, REPEAT_LUA, fresh_database, port_free, seed, started, stop, wrk
 
+#: The GIL switch interval ``serve`` set until 2026-12-02 (seconds), for the variants that measure it.
+SHORT_SWITCH = 0.0001
+
 VARIANTS = (
     "plain",
     "tuned",
+    "short-switch",
+    "commit-checkpoints",
     "switch-only",
-    "freeze-only",
     "one-route",
     "json-dumps",
     "orjson",
@@ -74,7 +82,8 @@ def child(variant: str, url: str, port: int) -> None:
 
     from sedma_elo.service import ServiceSettings, create_app
 
-    settings = ServiceSettings(database_url=url, rate_limit=0, port=port)
+    extra = {"wal_checkpoint_seconds": 0} if variant == "commit-checkpoints" else {}
+    settings = ServiceSettings(database_url=url, rate_limit=0, port=port, **extra)
     app = create_app(settings)
     if variant == "one-route":
         app.direct = None  # type: ignore[attr-defined]
@@ -89,9 +98,8 @@ def child(variant: str, url: str, port: int) -> None:
     if variant != "plain":
         from sedma_elo.service import runtime
 
-        runtime.tune_process(
-            switch_interval=variant not in ("freeze-only",), freeze=variant not in ("switch-only",)
-        )
+        short = variant in ("short-switch", "switch-only")
+        runtime.tune_process(switch_interval=SHORT_SWITCH if short else None, freeze=variant != "switch-only")
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 

@@ -11,7 +11,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from sedma_elo.service import ServiceSettings, create_app
-from sedma_elo.service.runtime import SWITCH_INTERVAL
 
 _SERVE_LIKE = """
 import gc, sys
@@ -35,8 +34,8 @@ def test_the_app_factory_changes_nothing_process_wide(tmp_path: Path) -> None:
     assert (sys.getswitchinterval(), gc.get_freeze_count()) == before
 
 
-def test_serving_sets_the_switch_interval_and_freezes_after_start(tmp_path: Path) -> None:
-    """After ``tune_process`` (what ``serve`` calls) a started app runs frozen with the short interval."""
+def test_serving_freezes_after_start_and_keeps_the_switch_interval(tmp_path: Path) -> None:
+    """After ``tune_process`` (what ``serve`` calls) a started app runs frozen, the interval untouched."""
     out = subprocess.run(
         [sys.executable, "-c", _SERVE_LIKE, f"sqlite:///{tmp_path}/ledger.db"],
         capture_output=True,
@@ -44,5 +43,5 @@ def test_serving_sets_the_switch_interval_and_freezes_after_start(tmp_path: Path
         check=True,
         timeout=120,
     ).stdout.split()
-    assert float(out[0]) == pytest.approx(SWITCH_INTERVAL)  # the interpreter keeps microseconds
+    assert float(out[0]) == pytest.approx(0.005)  # CPython's default: 0.1 ms cost writes (runtime.py)
     assert out[1] == "True"

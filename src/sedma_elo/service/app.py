@@ -15,7 +15,8 @@ from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from starlette.types import Receive, Scope, Send
 
-from ..storage import open_database
+from ..storage import WAL_BOUND_PAGES, WalCheckpointer, normalize_url, open_database
+from ..storage.database import sqlite_path
 from ..web import router as web_pages
 from . import runtime
 from .api.asgi import BodyLimit, DirectRoute
@@ -69,8 +70,14 @@ def _operation_id(route: APIRoute) -> str:
 def _start(settings: ServiceSettings) -> Services:
     """Open the database (migrated, with a first ratings version) and start the writer."""
     pools = settings.pool_sizes()
+    path = sqlite_path(normalize_url(settings.database_url))
+    every = settings.wal_checkpoint_seconds if path is not None else 0
     db = open_database(
-        settings.database_url, pool_size=pools.engine, fast_pool_size=pools.fast, max_overflow=pools.overflow
+        settings.database_url,
+        pool_size=pools.engine,
+        fast_pool_size=pools.fast,
+        max_overflow=pools.overflow,
+        wal_bound=WAL_BOUND_PAGES if every else None,
     )
     ledger = Ledger(db, async_connections=pools.async_reader)
     ledger.ensure_version()
@@ -91,7 +98,11 @@ def _start(settings: ServiceSettings) -> Services:
         FailureLimiter(settings.failed_auth_rate, settings.failed_auth_burst),
         MissCache(settings.unknown_key_cache_seconds),
     )
-    return Services(settings, db, ledger, writer, guard)
+    checkpointer = None
+    if path is not None and every:
+        checkpointer = WalCheckpointer(path, every)
+        checkpointer.start()
+    return Services(settings, db, ledger, writer, guard, checkpointer)
 
 
 def _start_deliverer(services: Services) -> Deliverer | None:
@@ -151,6 +162,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             if deliverer is not None:
                 deliverer.stop()
             services.writer.stop()
+            if services.checkpointer is not None:
+                services.checkpointer.stop()
             services.guard.close()
             await services.ledger.reader.close()
             services.db.dispose()

@@ -102,6 +102,12 @@ class ServiceSettings(BaseSettings):
     writer_threads: int = Field(
         default=1, ge=1, le=32, description="group-commit writer threads per process (1 measured fastest)"
     )
+    wal_checkpoint_seconds: float = Field(
+        default=0.05,
+        ge=0,
+        le=60,
+        description="SQLite: seconds between WAL checkpoints on a thread of their own (0: in commits)",
+    )
     provisional_matches: int = Field(
         default=PROVISIONAL_MATCHES,
         ge=0,

@@ -1,5 +1,6 @@
 """Storage: the SQLAlchemy tables, engines for SQLite and PostgreSQL, and the bundled migrations."""
 
+from .checkpoint import WAL_BOUND_PAGES, WalCheckpointer
 from .database import (
     DEFAULT_DATABASE_URL,
     Database,
@@ -13,8 +14,10 @@ from .reader import AsyncReader
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
+    "WAL_BOUND_PAGES",
     "AsyncReader",
     "Database",
+    "WalCheckpointer",
     "WriteLock",
     "downgrade",
     "normalize_url",

@@ -55,7 +55,7 @@ def normalize_url(url: str | None) -> str:
     return url
 
 
-def _sqlite_engine(url: str, *, immediate: bool, pool_size: int) -> Engine:
+def _sqlite_engine(url: str, *, immediate: bool, pool_size: int, wal_bound: int | None = None) -> Engine:
     engine = create_engine(
         url,
         connect_args={"check_same_thread": False, "timeout": 30},
@@ -72,6 +72,8 @@ def _sqlite_engine(url: str, *, immediate: bool, pool_size: int) -> Engine:
         cur.execute("PRAGMA busy_timeout=30000")
         cur.execute("PRAGMA synchronous=FULL")
         cur.execute("PRAGMA foreign_keys=ON")
+        if wal_bound is not None:
+            cur.execute(f"PRAGMA wal_autocheckpoint={int(wal_bound)}")
         cur.close()
 
     @event.listens_for(engine, "begin")
@@ -286,12 +288,15 @@ def open_database(
     migrate: bool = True,
     fast_pool_size: int | None = None,
     max_overflow: int | None = None,
+    wal_bound: int | None = None,
 ) -> Database:
     """Open the database at ``url`` (see :func:`normalize_url`), creating and upgrading its schema.
 
     The engine's pool holds ``pool_size`` connections, the fast read engine's (PostgreSQL)
     ``fast_pool_size``; both may open ``max_overflow`` more at busy times (default: as many again
-    as ``pool_size``).
+    as ``pool_size``). ``wal_bound`` (SQLite: pages) is the writers' ``wal_autocheckpoint``, for a
+    process that checkpoints on a thread of its own (:class:`~.checkpoint.WalCheckpointer`);
+    ``None`` keeps SQLite's 1,000.
 
     Raises:
         sqlalchemy.exc.ArgumentError: the URL is not understood.
@@ -308,7 +313,7 @@ def open_database(
             lock_path = path.with_name(path.name + "-writer.lock")
         write_lock = WriteLock(lock_path)
         read = _sqlite_engine(url, immediate=False, pool_size=pool_size)
-        write = _sqlite_engine(url, immediate=True, pool_size=2)
+        write = _sqlite_engine(url, immediate=True, pool_size=2, wal_bound=wal_bound)
     else:
         read = write = create_engine(
             url,

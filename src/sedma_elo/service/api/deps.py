@@ -15,7 +15,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import AfterValidator
 
 from ...core.ids import ID_PATTERN, MAX_ID_LENGTH
-from ...storage import Database
+from ...storage import Database, WalCheckpointer
 from ..auth import KeyGuard, KeyInfo
 from ..ledger import Ledger
 from ..payload import valid_id
@@ -50,6 +50,7 @@ class Services:
     ledger: Ledger
     writer: GroupWriter
     guard: KeyGuard
+    checkpointer: WalCheckpointer | None = None  # SQLite's WAL checkpoints, beside the writer
 
 
 def services_of(request: Request) -> Services:
