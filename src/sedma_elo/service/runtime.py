@@ -6,9 +6,9 @@ build many apps in one process, and a library user's process is theirs.
 * ``gc.freeze()`` once the app has started: full collections walking the long-lived start-up
   objects (modules, schemas, SQLAlchemy) paused the event loop for tens of ms.
 * The GIL switch interval stays the interpreter's (5 ms). A short one (0.1 ms, set here until
-  2026-12-02) cost 1.11x the writes/s on SQLite and 1.10x on PostgreSQL on a quiet machine, and
-  0.81x / 0.91x the server CPU per request; ``tune_process(switch_interval=...)`` still sets one for
-  the benchmark that measures it.
+  2026-12-02) gave 0.90x the writes/s on SQLite and 0.91x on PostgreSQL on a quiet machine, at
+  1.23x / 1.10x the server CPU per request; ``tune_process(switch_interval=...)`` still sets one
+  for the benchmark that measures it.
 
 Whether each still pays is measured by ``benchmarks/bench_write_paths.py`` (figures in
 ``docs/service.md``).
