@@ -47,7 +47,7 @@ from .base import LedgerBase
 from .bulk import Int64Array, KeyState, rate_chunk, use_kernel, write_changes
 from .feed_events import copy_events, match_event, match_player
 from .import_rows import ImportRows, import_rows, located
-from .pg_bulk import analyze, without_indexes
+from .pg_bulk import IMPORTED_TABLES, analyze, without_indexes
 from .rebuild import store_players
 from .rows import FACT_COLUMNS, PG_INTERN, intern_sqlite, micros, now_micros
 from .sql import SQLITE_INSERT_MATCHES
@@ -59,17 +59,6 @@ __all__ = ["CHUNK", "Progress", "Source", "bulk_import"]
 CHUNK = 50_000
 #: What :func:`bulk_import` takes: a history read whole, or its chunks in file order.
 Source = HistoryArrays | LinedMatches | Iterable[HistoryArrays | LinedMatches]
-#: The tables an import fills, ``ANALYZE``d at its end on PostgreSQL: the columns reads select by
-#: (on ``matches`` and ``change_events`` all columns cost about twice as much, their text:
-#: 2.2-3.5 s -> 0.9-1.2 s at load 16; the others are all small columns).
-_FILLED: dict[str, tuple[str, ...]] = {
-    "matches": ("sequence", "match_id", "version_id", "voided"),
-    "rating_changes": (),
-    "change_events": ("sequence", "kind", "version_id"),
-    "players": (),
-    "player_ratings": (),
-    "rating_counts": (),
-}
 #: Loaded without indexes into an empty PostgreSQL ledger: the import writes a chunk's changes
 #: player by player, so each of their B-trees took a random insert a row (the ATP file: 24 s of a
 #: 68 s import, 2.4 s without them plus 4.5 s to build them). The others stay: ``matches``' unique
@@ -142,7 +131,7 @@ def _loading(raw: Any) -> Iterator[None]:
     empty = raw.execute("SELECT 1 FROM matches LIMIT 1").fetchone() is None
     with without_indexes(raw, _UNINDEXED) if empty else contextlib.nullcontext():
         yield
-    analyze(raw, _FILLED)
+    analyze(raw, IMPORTED_TABLES)
 
 
 @contextlib.contextmanager
