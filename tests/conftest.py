@@ -20,6 +20,11 @@ settings.register_profile("ci", derandomize=True, database=None, deadline=None, 
 settings.register_profile("dev", settings.get_profile("default"), deadline=None)
 settings.load_profile("ci" if in_ci() else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
+# The apps that tests build in this process apply writes on a writer thread: a writer process
+# costs each app a fresh interpreter (about a second). The served tests (tests/service/server.py)
+# and tests/service/test_writer_process.py run the writer process that `serve` runs.
+os.environ.setdefault("SEDMA_ELO_WRITER_PROCESS", "0")
+
 
 @pytest.fixture
 def new_pg_database() -> Iterator[Callable[[str], str]]:

@@ -38,8 +38,23 @@ __all__ = [
 ]
 
 
+def _rebuilt(cls: type[SedmaEloError], args: tuple[object, ...], state: dict[str, object]) -> SedmaEloError:
+    """``cls`` with ``args`` and attributes ``state``, without calling its ``__init__`` (unpickling)."""
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
+
 class SedmaEloError(Exception):
-    """Base class of every error the project raises on purpose."""
+    """Base class of every error the project raises on purpose.
+
+    Every error pickles with its message and attributes (the writer process sends its outcomes to
+    the API process that way), whatever arguments its ``__init__`` takes.
+    """
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return _rebuilt, (type(self), self.args, dict(self.__dict__))
 
 
 class ValidationError(SedmaEloError, ValueError):

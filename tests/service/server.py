@@ -47,7 +47,7 @@ class Server:
         # No game-analysis processes unless a test asks (`--game-workers N`): each is a fresh
         # interpreter, slow to start on a loaded machine and of no use to a test of matches.
         full_env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k != "SEDMA_ELO_WRITER_PROCESS"},  # serve's own
             "SEDMA_ELO_RATE_LIMIT": "100000",
             "SEDMA_ELO_RATE_BURST": "100000",
             "SEDMA_ELO_GAME_WORKERS": "0",

@@ -148,12 +148,21 @@ def _http(
 
 
 def _children(pid: int) -> set[int]:
-    """The live child processes of ``pid`` (forked by any of its threads)."""
+    """The live game workers among the child processes of ``pid`` (forked by any of its threads):
+    not the writer process and its resource tracker, which ``multiprocessing`` starts."""
     found: set[int] = set()
     for task in os.listdir(f"/proc/{pid}/task"):
         with open(f"/proc/{pid}/task/{task}/children") as f:
             found.update(int(c) for c in f.read().split())
-    return found
+    return {child for child in found if b"multiprocessing" not in _cmdline(child)}
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:  # ended meanwhile
+        return b"multiprocessing"
 
 
 @pytest.mark.slow

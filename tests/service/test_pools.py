@@ -24,12 +24,18 @@ from sedma_elo.storage import open_database
 @pytest.mark.parametrize("processes", [1, 2, 3, 8])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("game_workers", [0, 1, 3])
+@pytest.mark.parametrize("writer_process", [False, True])
 def test_the_split_never_exceeds_the_budget(
-    total: int, processes: int, threads: int, game_workers: int
+    total: int, processes: int, threads: int, game_workers: int, writer_process: bool
 ) -> None:
-    """API processes and serve's game workers sum to at most total; each pool has one; writers fit."""
+    """API processes (with their writer processes) and serve's game workers sum to at most total;
+    each pool has one; writers fit."""
     settings = ServiceSettings(
-        db_max_connections=total, processes=processes, writer_threads=threads, game_workers=game_workers
+        db_max_connections=total,
+        processes=processes,
+        writer_threads=threads,
+        game_workers=game_workers,
+        writer_process=writer_process,
     )
     workers_share = game_workers * GAME_WORKER_POOLS.total
     if (total - workers_share) // processes < threads + 4:
@@ -40,7 +46,10 @@ def test_the_split_never_exceeds_the_budget(
     assert sizes.total * processes + workers_share <= total
     assert sizes.overflow == 0
     assert min(sizes.fast, sizes.async_reader) >= 1
-    assert sizes.engine >= threads + 2  # the writers hold theirs; key checks and admin still get one
+    assert sizes.writer == (2 if writer_process else 0)
+    # the writers hold theirs; key checks and admin still get one
+    assert sizes.engine + sizes.writer >= threads + 2
+    assert sizes.engine >= 1
     assert sizes.total >= (total - workers_share) // processes - 1  # the budget is used, not wasted
 
 

@@ -34,7 +34,8 @@ from .observability import install_observability
 from .reads import GameReads, PageReads
 from .settings import ServiceSettings
 from .webhooks import Deliverer
-from .writer import GroupWriter
+from .writer import GroupWriter, Submitter
+from .writer_process import ProcessWriter, WriterConfig
 
 __all__ = ["app_from_env", "create_app"]
 
@@ -70,7 +71,10 @@ def _operation_id(route: APIRoute) -> str:
 def _start(settings: ServiceSettings) -> Services:
     """Open the database (migrated, with a first ratings version) and start the writer."""
     pools = settings.pool_sizes()
-    path = sqlite_path(normalize_url(settings.database_url))
+    url = normalize_url(settings.database_url)
+    path = sqlite_path(url)
+    # An in-memory SQLite database lives in this process only: its writer is a thread.
+    own_process = settings.writer_process and (path is not None or not url.startswith("sqlite"))
     every = settings.wal_checkpoint_seconds if path is not None else 0
     db = open_database(
         settings.database_url,
@@ -83,13 +87,23 @@ def _start(settings: ServiceSettings) -> Services:
     ledger.ensure_version()
     if settings.admin_key is not None:
         create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())
-    writer = GroupWriter(
-        ledger,
-        settings.max_batch,
-        settings.writer_threads,
-        max_queue=settings.write_queue,
-        timeout=settings.write_timeout,
-    )
+    writer: Submitter
+    if own_process:
+        config = WriterConfig(
+            settings.database_url,
+            settings.max_batch,
+            pool_size=pools.writer,
+            wal_bound=WAL_BOUND_PAGES if every else None,
+        )
+        writer = ProcessWriter(config, ledger, max_queue=settings.write_queue, timeout=settings.write_timeout)
+    else:
+        writer = GroupWriter(
+            ledger,
+            settings.max_batch,
+            settings.writer_threads,
+            max_queue=settings.write_queue,
+            timeout=settings.write_timeout,
+        )
     writer.start()
     guard = KeyGuard(
         db,

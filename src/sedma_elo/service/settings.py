@@ -19,7 +19,17 @@ from ..errors import ValidationError
 from ..storage import DEFAULT_DATABASE_URL
 from .auth.keys import check_key_strength
 
-__all__ = ["GAME_WORKER_POOLS", "GameWorkerPools", "PoolSizes", "ServiceSettings", "is_loopback"]
+#: The connections of a writer process: its writer session's, and one more for its start-up.
+WRITER_PROCESS_CONNECTIONS = 2
+
+__all__ = [
+    "GAME_WORKER_POOLS",
+    "WRITER_PROCESS_CONNECTIONS",
+    "GameWorkerPools",
+    "PoolSizes",
+    "ServiceSettings",
+    "is_loopback",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +37,8 @@ class PoolSizes:
     """The database connections one process may open, by pool (see :meth:`ServiceSettings.pool_sizes`).
 
     ``engine``: the SQLAlchemy engine of writes and most reads (the writer threads hold one each),
-    up to ``engine + overflow``; ``fast``: the autocommit engine of hot sync reads (PostgreSQL),
+    up to ``engine + overflow``; ``writer``: the writer process's engine (no overflow); ``fast``:
+    the autocommit engine of hot sync reads (PostgreSQL),
     up to ``fast + overflow``; ``async_reader``: the event loop's own read connections.
     """
 
@@ -35,11 +46,13 @@ class PoolSizes:
     fast: int
     async_reader: int
     overflow: int
+    #: The writer process's connections (its session and its start-up), 0 with writer threads.
+    writer: int = 0
 
     @property
     def total(self) -> int:
-        """Most connections the process holds at once (on PostgreSQL)."""
-        return self.engine + self.fast + self.async_reader + 2 * self.overflow
+        """Most connections the process (and its writer process) holds at once (on PostgreSQL)."""
+        return self.engine + self.fast + self.async_reader + 2 * self.overflow + self.writer
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +113,14 @@ class ServiceSettings(BaseSettings):
         default=2.0, ge=0, le=60, description="how long a checked key is trusted before it is looked up again"
     )
     writer_threads: int = Field(
-        default=1, ge=1, le=32, description="group-commit writer threads per process (1 measured fastest)"
+        default=1,
+        ge=1,
+        le=32,
+        description="group-commit writer threads per process without writer_process (1 measured fastest)",
+    )
+    writer_process: bool = Field(
+        default=True,
+        description="apply match writes in a process of their own, not on threads (SQLite file, PostgreSQL)",
     )
     wal_checkpoint_seconds: float = Field(
         default=0.05,
@@ -184,7 +204,8 @@ class ServiceSettings(BaseSettings):
         (``game_workers x GAME_WORKER_POOLS.total``), and each of the :attr:`processes` gets
         ``per = (db_max_connections - that share) // processes``, split without overflow:
         ``engine = max(writer_threads + 2, per // 3)``, ``fast = (per - engine) // 2``,
-        ``async_reader = per - engine - fast``; so the API processes and the game workers never
+        ``async_reader = per - engine - fast``, where a writer process's
+        ``WRITER_PROCESS_CONNECTIONS`` come out of ``engine``; so the API processes and the game workers never
         hold more than ``db_max_connections`` in all. A request that finds its pool busy waits
         for a connection. (A ``sedma-elo worker`` run elsewhere holds ``GAME_WORKER_POOLS.total``
         of its own: leave room for it.)
@@ -192,9 +213,10 @@ class ServiceSettings(BaseSettings):
         Raises:
             ValidationError: ``per`` is below ``writer_threads + 4`` (field ``db_max_connections``).
         """
+        writer = WRITER_PROCESS_CONNECTIONS if self.writer_process else 0
         if self.db_max_connections is None:
             size = self.pool_size
-            return PoolSizes(engine=size, fast=size, async_reader=size, overflow=size)
+            return PoolSizes(engine=size, fast=size, async_reader=size, overflow=size, writer=writer)
         workers_share = self.game_workers * GAME_WORKER_POOLS.total
         per = (self.db_max_connections - workers_share) // self.processes
         least = self.writer_threads + 4
@@ -207,7 +229,12 @@ class ServiceSettings(BaseSettings):
             )
         engine = max(self.writer_threads + 2, per // 3)
         fast = (per - engine) // 2
-        return PoolSizes(engine=engine, fast=fast, async_reader=per - engine - fast, overflow=0)
+        async_reader = per - engine - fast
+        # The writer process's connections come out of the engine's share, which kept room for
+        # writer threads that the process does not run.
+        return PoolSizes(
+            engine=engine - writer, fast=fast, async_reader=async_reader, overflow=0, writer=writer
+        )
 
     def check_secure(self) -> None:
         """Refuse insecure settings.

@@ -1,4 +1,8 @@
-"""Group commit: one writer thread per process applies queued matches in shared transactions.
+"""Group commit: a writer applies queued matches in shared transactions.
+
+:class:`Submitter` is what the write route needs of a writer; :class:`GroupWriter` is one on
+threads of this process, :class:`~sedma_elo.service.writer_process.ProcessWriter` one in a process
+of its own (what ``serve`` runs); both apply a batch with :func:`apply_batch`.
 
 Every ``POST /v1/matches`` puts its validated match on a queue and awaits its own outcome. The writer
 takes everything queued (up to ``max_batch``) and applies it in one transaction on its own held
@@ -14,6 +18,7 @@ lock, a chained callback and a wake-up each).
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import concurrent.futures
 import contextlib
@@ -28,10 +33,10 @@ from .ledger import ApplyOutcome, Ledger, WriterSession
 from .observability.metrics import WRITE_QUEUE, record_batch
 from .payload import Submission
 
-__all__ = ["GroupWriter"]
+__all__ = ["GroupWriter", "LoopWaiter", "Result", "Submitter", "Waiter", "answer", "apply_batch"]
 
 
-class _LoopWaiter:
+class LoopWaiter:
     """A request's wait on an event loop: ``future`` belongs to ``loop`` and is settled there."""
 
     __slots__ = ("future", "loop")
@@ -41,13 +46,14 @@ class _LoopWaiter:
         self.future: asyncio.Future[ApplyOutcome] = loop.create_future()
 
 
-_Waiter = concurrent.futures.Future[ApplyOutcome] | _LoopWaiter
-_Item = tuple[Submission, _Waiter]
 #: What the writer hands back for one submission: its outcome, or the exception of its batch.
-_Result = ApplyOutcome | BaseException
+Result = ApplyOutcome | BaseException
+#: How a submitter waits: a thread's future, or a future on an event loop.
+Waiter = concurrent.futures.Future[ApplyOutcome] | LoopWaiter
+_Item = tuple[Submission, Waiter]
 
 
-def _settle(results: list[tuple[asyncio.Future[ApplyOutcome], _Result]]) -> None:
+def _settle(results: list[tuple[asyncio.Future[ApplyOutcome], Result]]) -> None:
     """Set each loop future's result (on its loop); one withdrawn meanwhile (a timeout) is skipped."""
     for future, result in results:
         if future.done():
@@ -69,18 +75,18 @@ def _expire(future: asyncio.Future[ApplyOutcome], timeout: float) -> None:
         )
 
 
-def _is_live(waiter: _Waiter) -> bool:
+def _is_live(waiter: Waiter) -> bool:
     """Whether the submission is still wanted; a concurrent future can no longer be cancelled after."""
-    if isinstance(waiter, _LoopWaiter):
+    if isinstance(waiter, LoopWaiter):
         return not waiter.future.done()
     return waiter.set_running_or_notify_cancel()
 
 
-def _answer(batch: list[_Item], results: Sequence[_Result]) -> None:
-    """Hand each submission of ``batch`` its result: loop futures in one call per loop."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[ApplyOutcome], _Result]]] = {}
-    for (_, waiter), result in zip(batch, results, strict=True):
-        if isinstance(waiter, _LoopWaiter):
+def answer(waiters: Sequence[Waiter], results: Sequence[Result]) -> None:
+    """Hand each waiter its result: loop futures in one call per loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[ApplyOutcome], Result]]] = {}
+    for waiter, result in zip(waiters, results, strict=True):
+        if isinstance(waiter, LoopWaiter):
             by_loop.setdefault(waiter.loop, []).append((waiter.future, result))
         elif isinstance(result, BaseException):
             waiter.set_exception(result)
@@ -91,7 +97,75 @@ def _answer(batch: list[_Item], results: Sequence[_Result]) -> None:
             loop.call_soon_threadsafe(_settle, settled)
 
 
-class GroupWriter:
+class Submitter(abc.ABC):
+    """What the API's write route needs of a writer: queue a submission, await its outcome.
+
+    :class:`GroupWriter` applies submissions on threads of this process;
+    :class:`~sedma_elo.service.writer_process.ProcessWriter` hands them to a writer process.
+    """
+
+    def __init__(self, *, max_queue: int, timeout: float | None) -> None:
+        self.max_queue = max_queue
+        self.timeout = timeout
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Start applying submissions."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Finish what is queued, then stop."""
+
+    @abc.abstractmethod
+    def waiting(self) -> int:
+        """How many submissions wait for their outcome."""
+
+    @abc.abstractmethod
+    def _enqueue(self, sub: Submission, waiter: Waiter) -> None:
+        """Hand ``sub`` on; ``waiter`` gets its outcome."""
+
+    def _put(self, sub: Submission, waiter: Waiter) -> None:
+        if self.waiting() >= self.max_queue:
+            raise UnavailableError(
+                f"the write queue is full ({self.max_queue} matches waiting); retry shortly",
+                retry_after=1.0,
+            )
+        WRITE_QUEUE.inc()  # before the put: the writer may take the item at once
+        self._enqueue(sub, waiter)
+
+    def submit_nowait(self, sub: Submission) -> concurrent.futures.Future[ApplyOutcome]:
+        """Queue ``sub``; the future resolves once its batch has committed.
+
+        Raises:
+            UnavailableError: ``max_queue`` submissions are already waiting.
+        """
+        fut: concurrent.futures.Future[ApplyOutcome] = concurrent.futures.Future()
+        self._put(sub, fut)
+        return fut
+
+    async def submit(self, sub: Submission) -> ApplyOutcome:
+        """Queue ``sub`` and wait for its outcome without blocking the event loop.
+
+        Raises:
+            UnavailableError: the queue is full, or no outcome came within ``timeout`` seconds (a
+                submission still queued in this process is then withdrawn; one being applied, or
+                handed to a writer process, may still commit).
+        """
+        loop = asyncio.get_running_loop()
+        waiter = LoopWaiter(loop)
+        self._put(sub, waiter)
+        if self.timeout is None:
+            return await waiter.future
+        # A plain timer that fails the future (so a submission still queued is withdrawn):
+        # asyncio.timeout's task bookkeeping cost about 3% of the event loop's CPU per write.
+        timer = loop.call_later(self.timeout, _expire, waiter.future, self.timeout)
+        try:
+            return await waiter.future
+        finally:
+            timer.cancel()
+
+
+class GroupWriter(Submitter):
     """Background threads that apply queued submissions in batches, each batch in arrival order.
 
     With ``threads > 1`` (useful on PostgreSQL only, where row locks let independent batches commit
@@ -109,10 +183,9 @@ class GroupWriter:
         timeout: float | None = None,
     ) -> None:
         """Writers for ``ledger``: at most ``max_queue`` submissions wait, each at most ``timeout`` s."""
+        super().__init__(max_queue=max_queue, timeout=timeout)
         self.ledger = ledger
         self.max_batch = max_batch
-        self.max_queue = max_queue
-        self.timeout = timeout
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._threads = [
             threading.Thread(target=self._run, name=f"sedma-elo-writer-{i}", daemon=True)
@@ -133,44 +206,12 @@ class GroupWriter:
         for thread in self._threads:
             thread.join()
 
-    def submit_nowait(self, sub: Submission) -> concurrent.futures.Future[ApplyOutcome]:
-        """Queue ``sub``; the future resolves once its batch has committed.
+    def waiting(self) -> int:
+        """How many submissions are queued (not yet taken into a batch)."""
+        return self._queue.qsize()
 
-        Raises:
-            UnavailableError: ``max_queue`` submissions are already waiting.
-        """
-        fut: concurrent.futures.Future[ApplyOutcome] = concurrent.futures.Future()
-        self._put(sub, fut)
-        return fut
-
-    def _put(self, sub: Submission, waiter: _Waiter) -> None:
-        if self._queue.qsize() >= self.max_queue:
-            raise UnavailableError(
-                f"the write queue is full ({self.max_queue} matches waiting); retry shortly",
-                retry_after=1.0,
-            )
-        WRITE_QUEUE.inc()  # before the put: the writer may take the item at once
+    def _enqueue(self, sub: Submission, waiter: Waiter) -> None:
         self._queue.put((sub, waiter))
-
-    async def submit(self, sub: Submission) -> ApplyOutcome:
-        """Queue ``sub`` and wait for its outcome without blocking the event loop.
-
-        Raises:
-            UnavailableError: the queue is full, or no outcome came within ``timeout`` seconds (a
-                submission still queued then is withdrawn; one being applied may still commit).
-        """
-        loop = asyncio.get_running_loop()
-        waiter = _LoopWaiter(loop)
-        self._put(sub, waiter)
-        if self.timeout is None:
-            return await waiter.future
-        # A plain timer that fails the future (so a submission still queued is withdrawn):
-        # asyncio.timeout's task bookkeeping cost about 3% of the event loop's CPU per write.
-        timer = loop.call_later(self.timeout, _expire, waiter.future, self.timeout)
-        try:
-            return await waiter.future
-        finally:
-            timer.cancel()
 
     def _run(self) -> None:
         with self.ledger.writer_session() as session:
@@ -198,17 +239,29 @@ class GroupWriter:
             batch = [item for item in batch if _is_live(item[1])]
             if not batch:
                 continue
-            try:
-                # Matches posted under the id of a game still being analysed get 409, read in the
-                # batch's own transaction. (A game posted after that read is still caught: its
-                # worker then fails it with the ledger's conflict.)
-                outcomes = session.apply([sub for sub, _ in batch], held=pending_game_error)
-            except BaseException as exc:  # the writer carries on
-                # A full disk or a lost database: 503 for each request, one log line per kind.
-                fault = storage_fault(exc) if isinstance(exc, Exception) else None
-                _answer(batch, [fault or exc] * len(batch))
-                continue
-            self.batches += 1
-            self.applied += len(batch)
-            record_batch(len(batch), sum(o.status == "created" for o in outcomes))
-            _answer(batch, outcomes)
+            outcomes, applied = apply_batch(session, [sub for sub, _ in batch])
+            if applied:
+                self.batches += 1
+                self.applied += len(batch)
+                record_batch(
+                    len(batch),
+                    sum(not isinstance(o, BaseException) and o.status == "created" for o in outcomes),
+                )
+            answer([waiter for _, waiter in batch], outcomes)
+
+
+def apply_batch(session: WriterSession, subs: list[Submission]) -> tuple[list[Result], bool]:
+    """Apply ``subs`` in one transaction of ``session``: each one's result, and whether it committed.
+
+    A batch that fails as a whole (a full disk, a lost database) gives every submission the same
+    exception: the project's 503 for a storage fault (logged once per kind), else the exception.
+    """
+    try:
+        # Matches posted under the id of a game still being analysed get 409, read in the
+        # batch's own transaction. (A game posted after that read is still caught: its
+        # worker then fails it with the ledger's conflict.)
+        outcomes: list[Result] = list(session.apply(subs, held=pending_game_error))
+    except BaseException as exc:  # the writer carries on
+        fault = storage_fault(exc) if isinstance(exc, Exception) else None
+        return [fault or exc] * len(subs), False
+    return outcomes, True

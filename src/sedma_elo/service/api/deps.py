@@ -20,7 +20,7 @@ from ..auth import KeyGuard, KeyInfo
 from ..ledger import Ledger
 from ..payload import valid_id
 from ..settings import ServiceSettings
-from ..writer import GroupWriter
+from ..writer import Submitter
 
 __all__ = [
     "AdminKey",
@@ -48,7 +48,7 @@ class Services:
     settings: ServiceSettings
     db: Database
     ledger: Ledger
-    writer: GroupWriter
+    writer: Submitter
     guard: KeyGuard
     checkpointer: WalCheckpointer | None = None  # SQLite's WAL checkpoints, beside the writer
 
@@ -73,7 +73,7 @@ async def _db(request: Request) -> Database:
     return services_of(request).db
 
 
-async def _writer(request: Request) -> GroupWriter:
+async def _writer(request: Request) -> Submitter:
     return services_of(request).writer
 
 
@@ -84,7 +84,7 @@ async def _guard(request: Request) -> KeyGuard:
 ServicesDep = Annotated[Services, Depends(_services)]
 LedgerDep = Annotated[Ledger, Depends(_ledger)]
 DatabaseDep = Annotated[Database, Depends(_db)]
-WriterDep = Annotated[GroupWriter, Depends(_writer)]
+WriterDep = Annotated[Submitter, Depends(_writer)]
 GuardDep = Annotated[KeyGuard, Depends(_guard)]
 
 _bearer = HTTPBearer(auto_error=False, description="an API key: `Authorization: Bearer sk_...`")

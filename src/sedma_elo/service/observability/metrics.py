@@ -50,6 +50,7 @@ __all__ = [
     "REQUEST_SECONDS",
     "WEBHOOK_BACKLOG",
     "WEBHOOK_DELIVERIES",
+    "WRITER_RESTARTS",
     "WRITE_QUEUE",
     "count_database_errors",
     "record_batch",
@@ -93,6 +94,10 @@ GAME_BACKLOG = Gauge(
     "sedma_elo_game_backlog",
     "Game records queued for analysis or being analysed (read from the database at each scrape)",
     multiprocess_mode="livemax",
+)
+WRITER_RESTARTS = Counter(
+    "sedma_elo_writer_restarts",
+    "Writer processes started again after one stopped unasked (its writes in flight got 503)",
 )
 DATABASE_ERRORS = Counter(
     "sedma_elo_database_errors",

@@ -15,7 +15,7 @@ from ....i18n import localized_changes, negotiate
 from ...auth import KeyGuard, bearer_secret
 from ...faults import storage_fault
 from ...payload import MatchIn, submission_from_payload
-from ...writer import GroupWriter
+from ...writer import Submitter
 from ..asgi import JsonText
 from ..bodies import CheckedJsonRoute, body_refusal
 from ..deps import LedgerDep, MatchId, WriteKey, WriterDep
@@ -28,7 +28,7 @@ __all__ = ["apply_payload", "router", "write_match"]
 router = APIRouter(tags=["matches"], route_class=CheckedJsonRoute)
 
 
-async def apply_payload(writer: GroupWriter, payload: MatchIn) -> Response:
+async def apply_payload(writer: Submitter, payload: MatchIn) -> Response:
     """Queue a validated match for the group writer and answer with its outcome (201 new, 200 repeat).
 
     Raises:
@@ -85,7 +85,7 @@ def _auth_and_type(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, 
 
 async def write_match(
     guard: KeyGuard,
-    writer: GroupWriter,
+    writer: Submitter,
     headers: Iterable[tuple[bytes, bytes]],
     raw: bytes,
     address: str | None = None,
