@@ -11,12 +11,14 @@ Variants:
 
 * ``plain``: ``create_app(settings)``, nothing process-wide changed (what tests build);
 * ``tuned``: the same, after :func:`sedma_elo.service.runtime.tune_process` (what ``serve`` does:
-  ``gc.freeze()`` once the app has started);
+  ``gc.freeze()`` once the app has started), with ``serve``'s writer process;
 * ``short-switch``: ``tuned`` with the 0.1 ms GIL switch interval ``serve`` set until 2026-12-02;
 * ``switch-only``: the 0.1 ms interval without ``gc.freeze()``;
 * ``commit-checkpoints``: ``tuned`` with SQLite's WAL checkpointed by the commits that pass 1,000
   pages (SQLite's default, and the service's until 2026-12-02) instead of a thread of its own
   (``WAL_CHECKPOINT_SECONDS=0``);
+* ``writer-thread``: ``tuned`` with the group writer on a thread of the API process
+  (``WRITER_PROCESS=0``, ``serve``'s only way until 2026-12-03) instead of a process of its own;
 * ``one-route``: ``tuned`` without the direct route (FastAPI's stack serves ``POST /v1/matches``);
 * ``json-dumps`` / ``orjson``: ``tuned`` with the answer text of a write built the plain way, as a
   dict (``views.match_view``) encoded by ``json.dumps`` or by orjson (measurement only: orjson is
@@ -30,6 +32,10 @@ Variants:
   connection before each batch (before 12-01 evening) instead of inside the batch's transaction;
 * ``before``: the server of another checkout (``--before OLD/src``, e.g. a ``git worktree`` of the
   11-29 commit), with its own database seeded by its own code, in the same alternating rounds.
+
+The variants that patch the write path (``json-dumps``, ``orjson``, ``repeat-singly``, ``wrap-future``,
+``pooled-games``) run the writer on a thread of the server, where their patches apply: compare them
+with ``writer-thread``.
 
 ``--workload repeats`` POSTs repeats of the seeded matches (the same body again) instead of new ones.
 
@@ -57,6 +63,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_service import POST_LUA, REPEAT_LUA, fresh_database, port_free, seed, started, stop, wrk
 
+#: Variants that patch the write path in the server's process, so run its writer on a thread of
+#: it: compare them with ``writer-thread``.
+PATCHED = frozenset({"json-dumps", "orjson", "repeat-singly", "wrap-future", "pooled-games"})
+
 #: The GIL switch interval ``serve`` set until 2026-12-02 (seconds), for the variants that measure it.
 SHORT_SWITCH = 0.0001
 
@@ -65,6 +75,7 @@ VARIANTS = (
     "tuned",
     "short-switch",
     "commit-checkpoints",
+    "writer-thread",
     "switch-only",
     "one-route",
     "json-dumps",
@@ -82,7 +93,9 @@ def child(variant: str, url: str, port: int) -> None:
 
     from sedma_elo.service import ServiceSettings, create_app
 
-    extra = {"wal_checkpoint_seconds": 0} if variant == "commit-checkpoints" else {}
+    extra: dict[str, Any] = {"wal_checkpoint_seconds": 0} if variant == "commit-checkpoints" else {}
+    # A variant that patches the write path in this process needs the writer on a thread here.
+    extra["writer_process"] = variant != "writer-thread" and variant not in PATCHED
     settings = ServiceSettings(database_url=url, rate_limit=0, port=port, **extra)
     app = create_app(settings)
     if variant == "one-route":
@@ -205,10 +218,28 @@ def pooled_games() -> None:
     writes.WriterSession.apply = first_pooled  # type: ignore[method-assign,assignment]
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name (field 3 on)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User and system CPU seconds so far of process ``pid`` and its live descendants (a writer
+    process, the resource tracker), from Linux ``/proc``."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                parents[int(entry.name)] = int(_stat(int(entry.name))[1])
+    tree = {pid}
+    while grown := {p for p, parent in parents.items() if parent in tree} - tree:
+        tree |= grown
+    ticks = 0
+    for member in tree:
+        with contextlib.suppress(OSError):  # ended meanwhile
+            fields = _stat(member)
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def before_env(before: str | None) -> dict[str, str] | None:
