@@ -3,18 +3,24 @@ errors across the pipe, fresh reads, a dead writer process replaced, a stop that
 
 from __future__ import annotations
 
+import contextlib
+import json
+import multiprocessing
 import os
 import signal
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from server import Server
 
 from conftest import Api, make_api, single
 from sedma_elo import Match
 from sedma_elo.service import Ledger, submission_from_match
-from sedma_elo.service.writer_process import ProcessWriter, WriterConfig
+from sedma_elo.service.auth import create_key
+from sedma_elo.service.writer_process import ProcessWriter, SharedWriter, WriterConfig
 from sedma_elo.storage import open_database
 
 
@@ -134,3 +140,116 @@ def test_stop_answers_every_submission_it_was_handed(tmp_path: Any) -> None:
     assert writer.batches >= 60 // 7
     assert ledger.verify().ok
     db.dispose()
+
+
+@pytest.fixture
+def shared(tmp_path: Any) -> Iterator[tuple[SharedWriter, str]]:
+    """A shared writer process (what ``serve --workers N`` starts) on a new SQLite file."""
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    db = open_database(url)
+    Ledger(db).ensure_version()
+    db.dispose()
+    writer = SharedWriter(WriterConfig(url, max_batch=16))
+    writer.start()
+    yield writer, url
+    writer.stop()
+
+
+def _client(shared: SharedWriter, url: str) -> tuple[ProcessWriter, Ledger]:
+    ledger = Ledger(open_database(url))
+    client = ProcessWriter(WriterConfig(url), ledger, shared=(shared.address, shared.authkey))
+    client.start()
+    return client, ledger
+
+
+def test_two_api_processes_share_one_writer_process(shared: tuple[SharedWriter, str]) -> None:
+    """Submissions of two clients are all applied, in batches that mix both, by one writer process."""
+    writer, url = shared
+    (one, ledger), (two, _) = _client(writer, url), _client(writer, url)
+    subs = [
+        submission_from_match(Match.single(f"p{i}", f"p{i + 1}", "a", match_id=f"w-{i}")) for i in range(80)
+    ]
+    futures = [(one if i % 2 else two).submit_nowait(sub) for i, sub in enumerate(subs)]
+    one.stop()
+    two.stop()
+    assert [f.result(timeout=0).status for f in futures] == ["created"] * 80
+    assert one.applied + two.applied == 80
+    assert ledger.verify().ok
+    assert len(ledger.versions()) == 1
+
+
+def test_a_client_without_the_key_is_refused(shared: tuple[SharedWriter, str]) -> None:
+    """A connection with another key gets no writer; the writer goes on serving the others."""
+    writer, url = shared
+    stranger = ProcessWriter(
+        WriterConfig(url), Ledger(open_database(url)), shared=(writer.address, b"x" * 32)
+    )
+    with pytest.raises(multiprocessing.AuthenticationError):
+        stranger.start()
+    client, _ = _client(writer, url)
+    future = client.submit_nowait(submission_from_match(Match.single("ann", "bob", "a", match_id="k-1")))
+    client.stop()
+    assert future.result(timeout=0).status == "created"
+
+
+def test_a_dead_shared_writer_is_started_again_and_found(shared: tuple[SharedWriter, str]) -> None:
+    """serve's watch starts a killed shared writer again; its clients connect to the new one."""
+    writer, url = shared
+    client, ledger = _client(writer, url)
+    assert client.submit_nowait(submission_from_match(Match.single("a", "b", "a", match_id="z-1"))).result(30)
+    os.kill(writer._process.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            outcome = client.submit_nowait(
+                submission_from_match(Match.single("a", "b", "b", match_id="z-2"))
+            ).result(30)
+        except Exception:  # 503 while the writer starts again
+            time.sleep(0.2)
+            continue
+        break
+    client.stop()
+    assert outcome.status in ("created", "repeat")
+    assert writer.restarts == 1 and client.restarts == 1
+    assert ledger.get_player("a").matches_played == 2
+
+
+def _spawned(pid: int) -> int:
+    """How many children of ``pid`` multiprocessing's spawn started (API workers, writer process)."""
+    count = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            for child in f.read().split():
+                with contextlib.suppress(OSError), open(f"/proc/{child}/cmdline", "rb") as cmd:
+                    count += b"spawn_main" in cmd.read()
+    return count
+
+
+@pytest.mark.slow
+def test_serve_with_two_workers_runs_one_writer_process(tmp_path: Any) -> None:
+    """serve --workers 2 starts one writer process and its API process writes through it, not a
+    writer process of its own (the harness serves the app in serve's own process: no workers)."""
+    url = f"sqlite:///{tmp_path}/served.db"
+    db = open_database(url)
+    key, _ = create_key(db, "write", "tests")
+    db.dispose()
+    server = Server(url, "--workers", "2", "--game-workers", "0")
+    try:
+        statuses = []
+        for i in range(30):  # a connection each: the kernel spreads them over both workers
+            body = json.dumps(single(f"s-{i}", f"p{i}", f"p{i + 1}", "a")).encode()
+            request = urllib.request.Request(
+                f"{server.base}/v1/matches",
+                body,
+                {"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                statuses.append(answer.status)
+        assert statuses == [201] * 30
+        assert _spawned(server.proc.pid) == 1  # serve's shared writer; an own one would make 2
+    finally:
+        _, err = server.stop()
+    assert "Traceback" not in err
+    ledger = Ledger(open_database(url))
+    assert ledger.verify().ok
+    ledger.db.dispose()

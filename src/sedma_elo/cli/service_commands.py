@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..batch.history import HistoryArrays, LinedMatches
     from ..service.ledger import Ledger
     from ..service.settings import ServiceSettings
+    from ..service.writer_process import SharedWriter
 
 console = Console()
 err_console = Console(stderr=True)
@@ -157,10 +158,33 @@ def serve(
     from ..service.games.worker import start_processes, stop_processes
 
     analysts = start_processes(settings.database_url, game_workers, settings.game_lease)
+    shared = _shared_writer(settings, workers)
     try:
         _run_uvicorn(settings, workers, log_config)
     finally:
+        if shared is not None:
+            shared.stop()
         stop_processes(analysts)
+
+
+def _shared_writer(settings: ServiceSettings, workers: int) -> SharedWriter | None:
+    """With several API processes: one writer process for all, started, its address in the
+    environment the workers start with (each would otherwise start one of its own, and their
+    batches would contend for the same locks)."""
+    from ..service.app import writer_config
+    from ..service.writer_process import SharedWriter
+
+    config = writer_config(settings)
+    if workers == 1 or config is None:
+        return None
+    shared = SharedWriter(config)
+    try:
+        shared.start()
+    except SedmaEloError as exc:
+        shared.stop()
+        raise fail(exc) from exc
+    os.environ.update(shared.environment())
+    return shared
 
 
 #: Seconds uvicorn's supervisor waits for a worker's answer before it kills it as hung.

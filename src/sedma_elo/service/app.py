@@ -37,7 +37,7 @@ from .webhooks import Deliverer
 from .writer import GroupWriter, Submitter
 from .writer_process import ProcessWriter, WriterConfig
 
-__all__ = ["app_from_env", "create_app"]
+__all__ = ["app_from_env", "create_app", "writer_config"]
 
 
 class _ServiceApp(FastAPI):
@@ -68,13 +68,45 @@ def _operation_id(route: APIRoute) -> str:
     return route.name
 
 
+def writer_config(settings: ServiceSettings) -> WriterConfig | None:
+    """What a writer process for ``settings`` needs, or None when writes stay on a thread
+    (``writer_process`` off, or an in-memory SQLite database, which lives in one process only)."""
+    url = normalize_url(settings.database_url)
+    path = sqlite_path(url)
+    if not settings.writer_process or (path is None and url.startswith("sqlite")):
+        return None
+    every = settings.wal_checkpoint_seconds if path is not None else 0
+    return WriterConfig(
+        settings.database_url,
+        settings.max_batch,
+        pool_size=settings.pool_sizes().writer,
+        wal_bound=WAL_BOUND_PAGES if every else None,
+    )
+
+
+def _writer(settings: ServiceSettings, ledger: Ledger) -> Submitter:
+    """The writer of this process: a writer process (its own, or ``serve``'s shared one) or threads."""
+    config = writer_config(settings)
+    if config is None:
+        return GroupWriter(
+            ledger,
+            settings.max_batch,
+            settings.writer_threads,
+            max_queue=settings.write_queue,
+            timeout=settings.write_timeout,
+        )
+    shared = None
+    if settings.writer_address is not None and settings.writer_authkey is not None:
+        shared = (settings.writer_address, bytes.fromhex(settings.writer_authkey.get_secret_value()))
+    return ProcessWriter(
+        config, ledger, max_queue=settings.write_queue, timeout=settings.write_timeout, shared=shared
+    )
+
+
 def _start(settings: ServiceSettings) -> Services:
     """Open the database (migrated, with a first ratings version) and start the writer."""
     pools = settings.pool_sizes()
-    url = normalize_url(settings.database_url)
-    path = sqlite_path(url)
-    # An in-memory SQLite database lives in this process only: its writer is a thread.
-    own_process = settings.writer_process and (path is not None or not url.startswith("sqlite"))
+    path = sqlite_path(normalize_url(settings.database_url))
     every = settings.wal_checkpoint_seconds if path is not None else 0
     db = open_database(
         settings.database_url,
@@ -87,23 +119,7 @@ def _start(settings: ServiceSettings) -> Services:
     ledger.ensure_version()
     if settings.admin_key is not None:
         create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())
-    writer: Submitter
-    if own_process:
-        config = WriterConfig(
-            settings.database_url,
-            settings.max_batch,
-            pool_size=pools.writer,
-            wal_bound=WAL_BOUND_PAGES if every else None,
-        )
-        writer = ProcessWriter(config, ledger, max_queue=settings.write_queue, timeout=settings.write_timeout)
-    else:
-        writer = GroupWriter(
-            ledger,
-            settings.max_batch,
-            settings.writer_threads,
-            max_queue=settings.write_queue,
-            timeout=settings.write_timeout,
-        )
+    writer = _writer(settings, ledger)
     writer.start()
     guard = KeyGuard(
         db,

@@ -122,6 +122,13 @@ class ServiceSettings(BaseSettings):
         default=True,
         description="apply match writes in a process of their own, not on threads (SQLite file, PostgreSQL)",
     )
+    writer_address: str | None = Field(
+        default=None,
+        description="the Unix socket of a writer process shared by serve --workers N (serve sets it)",
+    )
+    writer_authkey: SecretStr | None = Field(
+        default=None, description="the key of that shared writer process, in hex (serve sets it)"
+    )
     wal_checkpoint_seconds: float = Field(
         default=0.05,
         ge=0,

@@ -23,109 +23,32 @@ submissions may or may not have committed: a repeat with the same body tells) an
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import itertools
 import logging
 import multiprocessing
 import os
 import pickle
-import signal
+import shutil
+import tempfile
 import threading
-from dataclasses import dataclass
-from multiprocessing.connection import Connection
+import time
+from multiprocessing.connection import Client, Connection
 
 from ..errors import UnavailableError
 from .ledger import Ledger
-from .observability.metrics import MULTIPROC_ENV, WRITE_QUEUE, WRITER_RESTARTS, record_batch
+from .observability.metrics import WRITE_QUEUE, WRITER_RESTARTS, record_batch
 from .payload import Submission
-from .writer import LoopWaiter, Result, Submitter, Waiter, answer, apply_batch
+from .writer import LoopWaiter, Result, Submitter, Waiter, answer
+from .writer_main import READY, WriterConfig, serve_writer
 
-__all__ = ["ProcessWriter", "WriterConfig"]
+__all__ = ["ProcessWriter", "SharedWriter", "WriterConfig"]
 
 _LOG = logging.getLogger("sedma_elo.service.writer")
-_READY = "ready"
+#: Seconds between two attempts to reach a shared writer process that is starting again.
+RECONNECT_SECONDS = 0.2
 #: Seconds a new writer process may take to import, open and migrate the database.
 START_TIMEOUT = 120.0
-
-
-@dataclass(frozen=True, slots=True)
-class WriterConfig:
-    """What the writer process needs: the database and the group writer's settings."""
-
-    database_url: str
-    max_batch: int = 512
-    #: Connections of the writer process's engine, without overflow (its session holds one).
-    pool_size: int = 2
-    #: SQLite: the writers' ``wal_autocheckpoint`` (pages), or None for SQLite's own.
-    wal_bound: int | None = None
-
-
-def serve_writer(conn: Connection, config: WriterConfig) -> None:
-    """The writer process's body: apply what ``conn`` brings until ``None`` or the pipe closes.
-
-    One thread: it drains the pipe into a backlog, applies the backlog's first ``max_batch``
-    submissions in one transaction and answers them in one message (a second thread to read the
-    pipe would only contend for this process's GIL).
-    """
-    # The API process counts this process's batches from its answers; with prometheus-client's
-    # multiprocess mode on, this process would add its own files to the sums.
-    os.environ.pop(MULTIPROC_ENV, None)
-    # Ctrl-C or a supervisor's SIGTERM reach the whole process group: this process stops when the
-    # API process says so or is gone (the pipe's end), after answering what it was handed.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    from ..storage import open_database
-    from .runtime import tune_process
-
-    db = open_database(
-        config.database_url, pool_size=config.pool_size, max_overflow=0, wal_bound=config.wal_bound
-    )
-    ledger = Ledger(db)
-    backlog: collections.deque[tuple[int, Submission]] = collections.deque()
-    stopping = False
-    tune_process()
-    try:
-        with ledger.writer_session() as session:
-            conn.send_bytes(pickle.dumps(_READY))
-            while backlog or not stopping:
-                # Block only with nothing in hand; take whatever else has arrived meanwhile.
-                while not stopping and (not backlog or conn.poll(0)):
-                    try:
-                        message: list[tuple[int, Submission]] | None = pickle.loads(conn.recv_bytes())
-                    except EOFError:  # the API process is gone: finish the backlog
-                        message = None
-                    if message is None:
-                        stopping = True
-                    else:
-                        backlog.extend(message)
-                if not backlog:
-                    continue
-                batch = [backlog.popleft() for _ in range(min(config.max_batch, len(backlog)))]
-                results, _ = apply_batch(session, [sub for _, sub in batch])
-                with contextlib.suppress(OSError):  # the API process is gone: nobody waits
-                    conn.send_bytes(
-                        _dumps([(token, r) for (token, _), r in zip(batch, results, strict=True)])
-                    )
-    finally:
-        db.dispose()
-        conn.close()
-
-
-def _dumps(replies: list[tuple[int, Result]]) -> bytes:
-    """``replies`` pickled; an exception that does not pickle travels as a 503 saying what it was."""
-    try:
-        return pickle.dumps(replies, pickle.HIGHEST_PROTOCOL)
-    except Exception:  # an unexpected error object (a driver's) that cannot cross the pipe
-        safe: list[tuple[int, Result]] = []
-        for token, result in replies:
-            try:
-                pickle.dumps(result)
-            except Exception:
-                why = f"the writer failed: {type(result).__name__}: {result}"
-                result = UnavailableError(why, retry_after=1.0)
-            safe.append((token, result))
-        return pickle.dumps(safe, pickle.HIGHEST_PROTOCOL)
 
 
 class ProcessWriter(Submitter):
@@ -135,18 +58,29 @@ class ProcessWriter(Submitter):
     """
 
     def __init__(
-        self, config: WriterConfig, ledger: Ledger, *, max_queue: int = 10_000, timeout: float | None = None
+        self,
+        config: WriterConfig,
+        ledger: Ledger,
+        *,
+        max_queue: int = 10_000,
+        timeout: float | None = None,
+        shared: tuple[str, bytes] | None = None,
     ) -> None:
-        """A writer process for ``config``: at most ``max_queue`` submissions wait, each ``timeout`` s."""
+        """A writer process for ``config``: at most ``max_queue`` submissions wait, each ``timeout`` s.
+
+        ``shared``: the address and key of a :class:`SharedWriter` to connect to, instead of a
+        writer process of this one's own.
+        """
         super().__init__(max_queue=max_queue, timeout=timeout)
         self.config = config
+        self.shared = shared
         self.ledger = ledger
         self._pending: dict[int, Waiter] = {}
         self._tokens = itertools.count()
         self._send_lock = threading.Lock()
         self._outgoing: list[tuple[int, Submission]] = []
         self._conn: Connection | None = None
-        self._process: multiprocessing.process.BaseProcess | None = None
+        self._process: multiprocessing.process.BaseProcess | None = None  # None: shared
         self._receiver: threading.Thread | None = None
         self._stopping = False
         self.batches = 0
@@ -159,24 +93,31 @@ class ProcessWriter(Submitter):
         Raises:
             UnavailableError: the writer process did not start within :data:`START_TIMEOUT` s.
         """
-        self._conn, self._process = self._spawn()
+        self._conn, self._process = self._connect() if self.shared else self._spawn()
         self._receiver = threading.Thread(target=self._receive, name="sedma-elo-writer-answers", daemon=True)
         self._receiver.start()
 
-    def _spawn(self) -> tuple[Connection, multiprocessing.process.BaseProcess]:
-        # spawn, not fork: the API process has threads (pools, the event loop) that fork would copy
-        # in whatever state they were in.
-        context = multiprocessing.get_context("spawn")
-        ours, theirs = context.Pipe(duplex=True)
-        process = context.Process(
-            target=serve_writer, args=(theirs, self.config), name="sedma-elo-writer", daemon=True
-        )
-        process.start()
-        theirs.close()
-        if not ours.poll(START_TIMEOUT) or pickle.loads(ours.recv_bytes()) != _READY:
-            process.kill()
-            raise UnavailableError("the writer process did not start", retry_after=5.0)
-        return ours, process
+    def _spawn(self) -> tuple[Connection, multiprocessing.process.BaseProcess | None]:
+        return spawn_writer(self.config)
+
+    def _connect(self) -> tuple[Connection, multiprocessing.process.BaseProcess | None]:
+        """A connection to the shared writer process, tried until it answers or ``START_TIMEOUT``.
+
+        Raises:
+            UnavailableError: no shared writer process answered.
+        """
+        assert self.shared is not None
+        address, authkey = self.shared
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                return Client(address, "AF_UNIX", authkey=authkey), None
+            except (OSError, EOFError) as exc:
+                if self._stopping or time.monotonic() > deadline:
+                    raise UnavailableError(
+                        "the shared writer process does not answer", retry_after=5.0
+                    ) from exc
+                time.sleep(RECONNECT_SECONDS)
 
     def stop(self) -> None:
         """Let the writer process finish what it was handed, then stop it and the answers' thread."""
@@ -283,10 +224,14 @@ class ProcessWriter(Submitter):
         self._fail_pending("the writer process stopped")
         self.restarts += 1
         WRITER_RESTARTS.inc()
-        _LOG.error("the writer process stopped (exit code %s); starting another", self._exitcode())
+        if self.shared:
+            _LOG.error("the shared writer process is gone; connecting again")
+        else:
+            _LOG.error("the writer process stopped (exit code %s); starting another", self._exitcode())
         while not self._stopping:
             try:
-                conn, process = self._spawn()  # not under the lock: the event loop would wait
+                # Not under the lock: the event loop would wait.
+                conn, process = self._connect() if self.shared else self._spawn()
             except UnavailableError:
                 _LOG.error("the writer process did not start; trying again")
                 continue
@@ -299,3 +244,86 @@ class ProcessWriter(Submitter):
             return None
         self._process.join(timeout=1.0)
         return self._process.exitcode
+
+
+def spawn_writer(
+    config: WriterConfig, address: str | None = None, authkey: bytes | None = None
+) -> tuple[Connection, multiprocessing.process.BaseProcess]:
+    """A writer process for ``config``, started and ready: the ``control`` connection and the process.
+
+    Raises:
+        UnavailableError: the writer process did not start within :data:`START_TIMEOUT` s.
+    """
+    # spawn, not fork: the API process has threads (pools, the event loop) that fork would copy
+    # in whatever state they were in.
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe(duplex=True)
+    process = context.Process(
+        target=serve_writer, args=(theirs, config, address, authkey), name="sedma-elo-writer", daemon=True
+    )
+    process.start()
+    theirs.close()
+    if not ours.poll(START_TIMEOUT) or pickle.loads(ours.recv_bytes()) != READY:
+        process.kill()
+        raise UnavailableError("the writer process did not start", retry_after=5.0)
+    return ours, process
+
+
+class SharedWriter:
+    """One writer process for all of ``serve --workers N``'s API processes, on a Unix socket.
+
+    The socket lies in a directory of its own that only this user can enter, and a client must
+    know :attr:`authkey` too; :meth:`environment` is how the API processes learn both. A writer
+    process that dies is started again on the same socket (the API processes connect again).
+    """
+
+    def __init__(self, config: WriterConfig) -> None:
+        self.config = config
+        self._dir = tempfile.mkdtemp(prefix="sedma-elo-writer-")  # mode 0700
+        self.address = os.path.join(self._dir, "writer.sock")
+        self.authkey = os.urandom(32)
+        self._control: Connection | None = None
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._stopping = threading.Event()
+        self._watch: threading.Thread | None = None
+        self.restarts = 0
+
+    def environment(self) -> dict[str, str]:
+        """The settings that point an API process at this writer (``WRITER_ADDRESS``, ``WRITER_AUTHKEY``)."""
+        return {"SEDMA_ELO_WRITER_ADDRESS": self.address, "SEDMA_ELO_WRITER_AUTHKEY": self.authkey.hex()}
+
+    def start(self) -> None:
+        """Start the writer process and a thread that starts it again if it dies.
+
+        Raises:
+            UnavailableError: it did not start within :data:`START_TIMEOUT` s.
+        """
+        self._control, self._process = spawn_writer(self.config, self.address, self.authkey)
+        self._watch = threading.Thread(target=self._watch_process, name="sedma-elo-writer-watch", daemon=True)
+        self._watch.start()
+
+    def _watch_process(self) -> None:
+        while not self._stopping.is_set():
+            process = self._process
+            assert process is not None
+            process.join()
+            if self._stopping.is_set():
+                return
+            _LOG.error("the shared writer process stopped (exit code %s); starting another", process.exitcode)
+            self.restarts += 1
+            try:
+                self._control, self._process = spawn_writer(self.config, self.address, self.authkey)
+            except UnavailableError:
+                _LOG.error("the shared writer process did not start; trying again")
+
+    def stop(self) -> None:
+        """Let the writer process answer what it holds, then stop it; remove its socket."""
+        self._stopping.set()
+        if self._control is not None:
+            with contextlib.suppress(OSError):
+                self._control.send_bytes(pickle.dumps(None))
+        if self._process is not None:
+            self._process.join(timeout=30)
+            if self._process.is_alive():
+                self._process.kill()
+        shutil.rmtree(self._dir, ignore_errors=True)
