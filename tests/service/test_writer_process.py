@@ -8,6 +8,7 @@ import json
 import multiprocessing
 import os
 import signal
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -253,3 +254,31 @@ def test_serve_with_two_workers_runs_one_writer_process(tmp_path: Any) -> None:
     ledger = Ledger(open_database(url))
     assert ledger.verify().ok
     ledger.db.dispose()
+
+
+def test_readyz_is_503_while_the_writer_process_starts_again(
+    process_api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/readyz answers 503 from a writer process's death until its successor is connected."""
+    writer = process_api.client.app.state.services.writer
+    assert process_api.get("/readyz").status_code == 200
+    release = threading.Event()
+    spawn = ProcessWriter._spawn
+
+    def held_spawn(self: ProcessWriter) -> Any:
+        release.wait(60)  # the successor starts only when the test says so
+        return spawn(self)
+
+    monkeypatch.setattr(ProcessWriter, "_spawn", held_spawn)
+    os.kill(writer._process.pid, signal.SIGKILL)
+    _until(lambda: process_api.get("/readyz").status_code == 503)
+    assert "writer" in process_api.get("/readyz").json()["detail"]
+    release.set()
+    _until(lambda: process_api.get("/readyz").status_code == 200)
+
+
+def _until(condition: Callable[[], bool], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not reached in time"
+        time.sleep(0.05)

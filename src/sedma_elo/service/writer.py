@@ -116,6 +116,10 @@ class Submitter(abc.ABC):
     def stop(self) -> None:
         """Finish what is queued, then stop."""
 
+    def ready(self) -> bool:
+        """Whether writes can be taken now (``/readyz``); a writer process starting again is not."""
+        return True
+
     @abc.abstractmethod
     def waiting(self) -> int:
         """How many submissions wait for their outcome."""

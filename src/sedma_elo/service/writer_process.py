@@ -133,6 +133,10 @@ class ProcessWriter(Submitter):
             if process.is_alive():
                 process.kill()
 
+    def ready(self) -> bool:
+        """Whether a writer process is connected (not stopping, not being started again)."""
+        return self._conn is not None and not self._stopping
+
     def waiting(self) -> int:
         """How many submissions wait for the writer process's answer."""
         return len(self._pending)
