@@ -68,19 +68,27 @@ def _operation_id(route: APIRoute) -> str:
     return route.name
 
 
+def _checkpoint_seconds(settings: ServiceSettings) -> float:
+    """Seconds between the WAL checkpoints of this process's thread (0: none; PostgreSQL, memory)."""
+    return settings.wal_checkpoint_seconds if sqlite_path(normalize_url(settings.database_url)) else 0
+
+
+def _wal_bound(settings: ServiceSettings) -> int | None:
+    """The writers' ``wal_autocheckpoint`` beside that thread, or None for SQLite's own."""
+    return WAL_BOUND_PAGES if _checkpoint_seconds(settings) else None
+
+
 def writer_config(settings: ServiceSettings) -> WriterConfig | None:
     """What a writer process for ``settings`` needs, or None when writes stay on a thread
     (``writer_process`` off, or an in-memory SQLite database, which lives in one process only)."""
     url = normalize_url(settings.database_url)
-    path = sqlite_path(url)
-    if not settings.writer_process or (path is None and url.startswith("sqlite")):
+    if not settings.writer_process or (sqlite_path(url) is None and url.startswith("sqlite")):
         return None
-    every = settings.wal_checkpoint_seconds if path is not None else 0
     return WriterConfig(
         settings.database_url,
         settings.max_batch,
         pool_size=settings.pool_sizes().writer,
-        wal_bound=WAL_BOUND_PAGES if every else None,
+        wal_bound=_wal_bound(settings),
     )
 
 
@@ -106,14 +114,12 @@ def _writer(settings: ServiceSettings, ledger: Ledger) -> Submitter:
 def _start(settings: ServiceSettings) -> Services:
     """Open the database (migrated, with a first ratings version) and start the writer."""
     pools = settings.pool_sizes()
-    path = sqlite_path(normalize_url(settings.database_url))
-    every = settings.wal_checkpoint_seconds if path is not None else 0
     db = open_database(
         settings.database_url,
         pool_size=pools.engine,
         fast_pool_size=pools.fast,
         max_overflow=pools.overflow,
-        wal_bound=WAL_BOUND_PAGES if every else None,
+        wal_bound=_wal_bound(settings),
     )
     ledger = Ledger(db, async_connections=pools.async_reader)
     ledger.ensure_version()
@@ -129,7 +135,9 @@ def _start(settings: ServiceSettings) -> Services:
         MissCache(settings.unknown_key_cache_seconds),
     )
     checkpointer = None
-    if path is not None and every:
+    if every := _checkpoint_seconds(settings):
+        path = sqlite_path(normalize_url(settings.database_url))
+        assert path is not None  # _checkpoint_seconds is 0 for anything but a SQLite file
         checkpointer = WalCheckpointer(path, every)
         checkpointer.start()
     return Services(settings, db, ledger, writer, guard, checkpointer)

@@ -33,7 +33,16 @@ from .ledger import ApplyOutcome, Ledger, WriterSession
 from .observability.metrics import WRITE_QUEUE, record_batch
 from .payload import Submission
 
-__all__ = ["GroupWriter", "LoopWaiter", "Result", "Submitter", "Waiter", "answer", "apply_batch"]
+__all__ = [
+    "GroupWriter",
+    "LoopWaiter",
+    "Result",
+    "Submitter",
+    "Waiter",
+    "answer",
+    "apply_batch",
+    "count_batch",
+]
 
 
 class LoopWaiter:
@@ -243,29 +252,36 @@ class GroupWriter(Submitter):
             batch = [item for item in batch if _is_live(item[1])]
             if not batch:
                 continue
-            outcomes, applied = apply_batch(session, [sub for sub, _ in batch])
-            if applied:
+            outcomes = apply_batch(session, [sub for sub, _ in batch])
+            if count_batch(outcomes):
                 self.batches += 1
                 self.applied += len(batch)
-                record_batch(
-                    len(batch),
-                    sum(not isinstance(o, BaseException) and o.status == "created" for o in outcomes),
-                )
             answer([waiter for _, waiter in batch], outcomes)
 
 
-def apply_batch(session: WriterSession, subs: list[Submission]) -> tuple[list[Result], bool]:
-    """Apply ``subs`` in one transaction of ``session``: each one's result, and whether it committed.
+def apply_batch(session: WriterSession, subs: list[Submission]) -> list[Result]:
+    """Apply ``subs`` in one transaction of ``session``: each one's result.
 
     A batch that fails as a whole (a full disk, a lost database) gives every submission the same
     exception: the project's 503 for a storage fault (logged once per kind), else the exception.
+    Only then is a result an exception (one match refused is an ``ApplyOutcome`` of status error).
     """
     try:
         # Matches posted under the id of a game still being analysed get 409, read in the
         # batch's own transaction. (A game posted after that read is still caught: its
         # worker then fails it with the ledger's conflict.)
-        outcomes: list[Result] = list(session.apply(subs, held=pending_game_error))
+        return list(session.apply(subs, held=pending_game_error))
     except BaseException as exc:  # the writer carries on
         fault = storage_fault(exc) if isinstance(exc, Exception) else None
-        return [fault or exc] * len(subs), False
-    return outcomes, True
+        return [fault or exc] * len(subs)
+
+
+def count_batch(results: Sequence[Result]) -> bool:
+    """Count a batch's results of :func:`apply_batch` in the metrics if it committed; whether it did
+    (a batch that failed as a whole gave every submission an exception)."""
+    if not results or isinstance(results[0], BaseException):
+        return False
+    record_batch(
+        len(results), sum(1 for r in results if not isinstance(r, BaseException) and r.status == "created")
+    )
+    return True

@@ -81,7 +81,7 @@ def serve_writer(
     try:
         with Ledger(db).writer_session() as session:
             control.send_bytes(pickle.dumps(READY))
-            loop.run(lambda subs: apply_batch(session, subs)[0])
+            loop.run(lambda subs: apply_batch(session, subs))
     finally:
         if accepting is not None:
             accepting.close()

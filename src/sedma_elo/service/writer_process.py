@@ -37,9 +37,9 @@ from multiprocessing.connection import Client, Connection
 
 from ..errors import UnavailableError
 from .ledger import Ledger
-from .observability.metrics import WRITE_QUEUE, WRITER_RESTARTS, record_batch
+from .observability.metrics import WRITE_QUEUE, WRITER_RESTARTS
 from .payload import Submission
-from .writer import LoopWaiter, Result, Submitter, Waiter, answer
+from .writer import LoopWaiter, Result, Submitter, Waiter, answer, count_batch
 from .writer_main import READY, WriterConfig, serve_writer
 
 __all__ = ["ProcessWriter", "SharedWriter", "WriterConfig"]
@@ -200,11 +200,10 @@ class ProcessWriter(Submitter):
             if waiter is not None:
                 waiters.append(waiter)
                 results.append(result)
-        created = sum(1 for r in results if not isinstance(r, BaseException) and r.status == "created")
-        WRITE_QUEUE.dec(len(replies))
-        self.batches += 1
-        self.applied += len(replies)
-        record_batch(len(replies), created)
+        WRITE_QUEUE.dec(len(waiters))  # the others were counted out when they were failed
+        if count_batch([result for _, result in replies]):
+            self.batches += 1
+            self.applied += len(replies)
         answer(waiters, results)
 
     def _fail_pending(self, why: str) -> None:
@@ -315,6 +314,8 @@ class SharedWriter:
                 return
             _LOG.error("the shared writer process stopped (exit code %s); starting another", process.exitcode)
             self.restarts += 1
+            if self._control is not None:
+                self._control.close()  # the dead process's end
             try:
                 self._control, self._process = spawn_writer(self.config, self.address, self.authkey)
             except UnavailableError:
