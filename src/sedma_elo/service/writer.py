@@ -30,7 +30,7 @@ from ..errors import UnavailableError
 from .faults import storage_fault
 from .games.store import pending_game_error
 from .ledger import ApplyOutcome, Ledger, WriterSession
-from .observability.metrics import WRITE_QUEUE, record_batch
+from .observability.metrics import DATABASE_ERRORS, WRITE_QUEUE, record_batch
 from .payload import Submission
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "Waiter",
     "answer",
     "apply_batch",
+    "batch_facts",
     "count_batch",
 ]
 
@@ -253,6 +254,7 @@ class GroupWriter(Submitter):
             if not batch:
                 continue
             outcomes = apply_batch(session, [sub for sub, _ in batch])
+            DATABASE_ERRORS.inc(session.take_errors())
             if count_batch(outcomes):
                 self.batches += 1
                 self.applied += len(batch)
@@ -276,12 +278,18 @@ def apply_batch(session: WriterSession, subs: list[Submission]) -> list[Result]:
         return [fault or exc] * len(subs)
 
 
-def count_batch(results: Sequence[Result]) -> bool:
-    """Count a batch's results of :func:`apply_batch` in the metrics if it committed; whether it did
-    (a batch that failed as a whole gave every submission an exception)."""
+def batch_facts(results: Sequence[Result]) -> tuple[int, int] | None:
+    """``(submissions, new matches)`` of a batch from its results of :func:`apply_batch`, or
+    ``None`` if it failed as a whole (then every submission got an exception)."""
     if not results or isinstance(results[0], BaseException):
-        return False
-    record_batch(
-        len(results), sum(1 for r in results if not isinstance(r, BaseException) and r.status == "created")
-    )
-    return True
+        return None
+    created = sum(1 for r in results if not isinstance(r, BaseException) and r.status == "created")
+    return len(results), created
+
+
+def count_batch(results: Sequence[Result]) -> bool:
+    """Count a batch's results of :func:`apply_batch` in the metrics if it committed; whether it did."""
+    facts = batch_facts(results)
+    if facts is not None:
+        record_batch(*facts)
+    return facts is not None

@@ -11,7 +11,10 @@ this process's GIL). The messages (pickled):
 
 * client -> writer: a list of ``(token, Submission)``; ``None`` when the client stops (it is
   answered what it sent before, then its connection is closed);
-* writer -> client: a list of ``(token, ApplyOutcome or exception)`` per batch;
+* writer -> client: a :class:`Reply` per batch: a list of ``(token, ApplyOutcome or exception)``,
+  and for one client of the batch (the first answered) the batch's size and new matches and the
+  database driver's errors met since the last such reply, for that client's ``/metrics`` (so that
+  API processes sharing the writer count each batch and error once);
 * writer -> ``control`` (whoever started the process): ``"ready"`` once the database is open. A
   shared writer stops when ``control`` sends ``None`` or closes; one serving a single client
   (``control`` itself) stops when that client does.
@@ -29,17 +32,30 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Listener, wait
+from typing import NamedTuple
 
 from ..errors import UnavailableError
-from .ledger import Ledger
+from .ledger import Ledger, WriterSession
 from .observability.metrics import MULTIPROC_ENV
 from .payload import Submission
-from .writer import Result, apply_batch
+from .writer import Result, apply_batch, batch_facts
 
-__all__ = ["READY", "WriterConfig", "serve_writer"]
+__all__ = ["READY", "Reply", "WriterConfig", "serve_writer"]
 
 #: What the writer process sends ``control`` once its database is open.
 READY = "ready"
+
+
+class Reply(NamedTuple):
+    """What the writer process answers a client for one batch (see the module docstring)."""
+
+    #: ``(token, outcome or exception)`` of each of the client's submissions in the batch.
+    results: list[tuple[int, Result]]
+    #: ``(submissions, new matches)`` of the whole batch if it committed; ``None`` if it failed, or
+    #: for every client but the one that counts it.
+    batch: tuple[int, int] | None
+    #: Errors the database driver raised in the writer process since the last counted reply.
+    driver_errors: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +97,7 @@ def serve_writer(
     try:
         with Ledger(db).writer_session() as session:
             control.send_bytes(pickle.dumps(READY))
-            loop.run(lambda subs: apply_batch(session, subs))
+            loop.run(session)
     finally:
         if accepting is not None:
             accepting.close()
@@ -111,7 +127,7 @@ class _Loop:
         with contextlib.suppress(OSError):
             self._wake_w.send(b"\0")
 
-    def run(self, apply: Callable[[list[Submission]], list[Result]]) -> None:
+    def run(self, session: WriterSession) -> None:
         """Serve until told to stop and every submission in hand is answered."""
         while self.backlog or not self.stopping:
             watched: list[Connection | socket.socket] = [*self.clients, self._wake_r]
@@ -121,7 +137,7 @@ class _Loop:
             for ready in wait(watched, timeout=0 if self.backlog else None):
                 self._take(ready)
             if self.backlog:
-                self._apply_next(apply)
+                self._apply_next(session)
             self._close_answered()
 
     def _take(self, ready: object) -> None:
@@ -153,15 +169,17 @@ class _Loop:
             if not ready.poll(0):
                 return
 
-    def _apply_next(self, apply: Callable[[list[Submission]], list[Result]]) -> None:
+    def _apply_next(self, session: WriterSession) -> None:
         batch = [self.backlog.popleft() for _ in range(min(self.max_batch, len(self.backlog)))]
-        results = apply([sub for _, _, sub in batch])
+        results = apply_batch(session, [sub for _, _, sub in batch])
         replies: dict[Connection, list[tuple[int, Result]]] = {}
         for (client, token, _), result in zip(batch, results, strict=True):
             replies.setdefault(client, []).append((token, result))
+        facts, errors = batch_facts(results), session.take_errors()
         for client, answers in replies.items():
             with contextlib.suppress(OSError):  # that API process is gone: nobody waits
-                client.send_bytes(_dumps(answers))
+                client.send_bytes(_dumps(Reply(answers, facts, errors)))
+            facts, errors = None, 0  # counted by the first client only
 
     def _close_answered(self) -> None:
         if not self.closing:
@@ -207,17 +225,17 @@ class _Acceptor:
             self.listener.close()
 
 
-def _dumps(replies: list[tuple[int, Result]]) -> bytes:
-    """``replies`` pickled; an exception that does not pickle travels as a 503 saying what it was."""
+def _dumps(reply: Reply) -> bytes:
+    """``reply`` pickled; an exception that does not pickle travels as a 503 saying what it was."""
     try:
-        return pickle.dumps(replies, pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(reply, pickle.HIGHEST_PROTOCOL)
     except Exception:  # an unexpected error object (a driver's) that cannot cross the pipe
         safe: list[tuple[int, Result]] = []
-        for token, result in replies:
+        for token, result in reply.results:
             try:
                 pickle.dumps(result)
             except Exception:
                 why = f"the writer failed: {type(result).__name__}: {result}"
                 result = UnavailableError(why, retry_after=1.0)
             safe.append((token, result))
-        return pickle.dumps(safe, pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(reply._replace(results=safe), pickle.HIGHEST_PROTOCOL)

@@ -37,10 +37,10 @@ from multiprocessing.connection import Client, Connection
 
 from ..errors import UnavailableError
 from .ledger import Ledger
-from .observability.metrics import WRITE_QUEUE, WRITER_RESTARTS
+from .observability.metrics import DATABASE_ERRORS, WRITE_QUEUE, WRITER_RESTARTS, record_batch
 from .payload import Submission
-from .writer import LoopWaiter, Result, Submitter, Waiter, answer, count_batch
-from .writer_main import READY, WriterConfig, serve_writer
+from .writer import LoopWaiter, Result, Submitter, Waiter, answer
+from .writer_main import READY, Reply, WriterConfig, serve_writer
 
 __all__ = ["ProcessWriter", "SharedWriter", "WriterConfig"]
 
@@ -182,28 +182,30 @@ class ProcessWriter(Submitter):
                 self._fail_pending("the service is stopping")
                 return
             try:
-                replies: list[tuple[int, Result]] = pickle.loads(conn.recv_bytes())
+                reply: Reply = pickle.loads(conn.recv_bytes())
             except (EOFError, OSError):
                 if self._stopping:
                     self._fail_pending("the service is stopping")
                     return
                 self._restart()
                 continue
-            self._settle(replies)
+            self._settle(reply)
 
-    def _settle(self, replies: list[tuple[int, Result]]) -> None:
+    def _settle(self, reply: Reply) -> None:
         self.ledger.note_change()  # before anyone is answered: the read cache's freshness
         waiters: list[Waiter] = []
         results: list[Result] = []
-        for token, result in replies:
+        for token, result in reply.results:
             waiter = self._pending.pop(token, None)
             if waiter is not None:
                 waiters.append(waiter)
                 results.append(result)
         WRITE_QUEUE.dec(len(waiters))  # the others were counted out when they were failed
-        if count_batch([result for _, result in replies]):
+        DATABASE_ERRORS.inc(reply.driver_errors)
+        if reply.batch is not None:  # the whole batch's figures, sent to one client of the batch
+            record_batch(*reply.batch)
             self.batches += 1
-            self.applied += len(replies)
+            self.applied += reply.batch[0]
         answer(waiters, results)
 
     def _fail_pending(self, why: str) -> None:

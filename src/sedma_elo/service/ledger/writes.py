@@ -52,6 +52,14 @@ class WriterSession:
     def __init__(self, ledger: LedgerBase) -> None:
         self.ledger = ledger
         self._conn: PoolProxiedConnection | None = None
+        self._driver_errors = 0
+
+    def take_errors(self) -> int:
+        """How many errors the database driver raised in this session since the last call (each
+        failed attempt of a batch counts, retried or not): ``sedma_elo_database_errors_total`` adds
+        them, since the session talks to the driver past SQLAlchemy's error events."""
+        count, self._driver_errors = self._driver_errors, 0
+        return count
 
     def close(self) -> None:
         """Return the connection to the pool."""
@@ -95,6 +103,8 @@ class WriterSession:
             try:
                 return self._apply_once(submissions, answers, held)
             except (DBAPIError, psycopg.Error, sqlite3.Error, TryAgain) as exc:
+                if not isinstance(exc, TryAgain) or exc.__cause__ is not None:
+                    self._driver_errors += 1  # a TryAgain without a cause is a race, not an error
                 if attempt == _RETRIES - 1 or not is_retryable(exc):
                     raise
                 _log.info("retrying a batch of %d: %s", len(submissions), str(exc).splitlines()[0])
