@@ -3,7 +3,9 @@ errors across the pipe, fresh reads, a dead writer process replaced, a stop that
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import fcntl
 import json
 import multiprocessing
 import os
@@ -19,8 +21,10 @@ from server import Server
 
 from conftest import Api, make_api, single
 from sedma_elo import Match
+from sedma_elo.errors import UnavailableError
 from sedma_elo.service import Ledger, submission_from_match
 from sedma_elo.service.auth import create_key
+from sedma_elo.service.payload import Submission
 from sedma_elo.service.writer_process import ProcessWriter, SharedWriter, WriterConfig
 from sedma_elo.storage import open_database
 
@@ -282,3 +286,37 @@ def _until(condition: Callable[[], bool], seconds: float = 60) -> None:
     while not condition():
         assert time.monotonic() < deadline, "not reached in time"
         time.sleep(0.05)
+
+
+def _single(match_id: str, a: str, b: str) -> Submission:
+    return submission_from_match(Match.single(a, b, "a", match_id=match_id))
+
+
+def test_a_timed_out_write_still_in_the_backlog_is_withdrawn(tmp_path: Any) -> None:
+    """A request that timed out while its match waited in the writer process's backlog gets 503,
+    and the match is not applied later (the one being applied then may still commit)."""
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    ledger = Ledger(open_database(url))
+    ledger.ensure_version()
+    writer = ProcessWriter(WriterConfig(url), ledger, timeout=0.5)
+    writer.start()
+    lock = os.open(f"{tmp_path}/ledger.db-writer.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # the writer process's batch waits for this lock
+
+    async def post_two() -> list[Any]:
+        first = asyncio.ensure_future(writer.submit(_single("o-1", "a", "b")))
+        await asyncio.sleep(0.2)  # o-1's batch has started and waits for the lock
+        second = asyncio.ensure_future(writer.submit(_single("o-2", "c", "d")))
+        return await asyncio.gather(first, second, return_exceptions=True)
+
+    try:
+        answers = asyncio.run(post_two())
+        time.sleep(0.3)  # the withdrawal crosses the pipe
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
+        writer.stop()
+    assert [type(a) for a in answers] == [UnavailableError, UnavailableError]
+    assert [m.match_id for _, m in ledger.ledger()] == ["o-1"]
+    assert writer.waiting() == 0
+    ledger.db.dispose()

@@ -47,13 +47,15 @@ __all__ = [
 
 
 class LoopWaiter:
-    """A request's wait on an event loop: ``future`` belongs to ``loop`` and is settled there."""
+    """A request's wait on an event loop: ``future`` belongs to ``loop`` and is settled there;
+    ``token`` is what a :class:`~sedma_elo.service.writer_process.ProcessWriter` named it."""
 
-    __slots__ = ("future", "loop")
+    __slots__ = ("future", "loop", "token")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.future: asyncio.Future[ApplyOutcome] = loop.create_future()
+        self.token = 0
 
 
 #: What the writer hands back for one submission: its outcome, or the exception of its batch.
@@ -72,17 +74,6 @@ def _settle(results: list[tuple[asyncio.Future[ApplyOutcome], Result]]) -> None:
             future.set_exception(result)
         else:
             future.set_result(result)
-
-
-def _expire(future: asyncio.Future[ApplyOutcome], timeout: float) -> None:
-    """Fail a request that waited ``timeout`` seconds (nothing if its outcome came meanwhile)."""
-    if not future.done():
-        future.set_exception(
-            UnavailableError(
-                f"the write took longer than {timeout} s; repeat the same body to learn its outcome",
-                retry_after=1.0,
-            )
-        )
 
 
 def _is_live(waiter: Waiter) -> bool:
@@ -138,6 +129,22 @@ class Submitter(abc.ABC):
     def _enqueue(self, sub: Submission, waiter: Waiter) -> None:
         """Hand ``sub`` on; ``waiter`` gets its outcome."""
 
+    @abc.abstractmethod
+    def _withdraw(self, waiter: LoopWaiter) -> None:
+        """``waiter`` timed out (its future failed): drop its submission if it still waits."""
+
+    def _expire(self, waiter: LoopWaiter) -> None:
+        """Fail a request that waited ``timeout`` seconds (nothing if its outcome came meanwhile)."""
+        if waiter.future.done():
+            return
+        waiter.future.set_exception(
+            UnavailableError(
+                f"the write took longer than {self.timeout} s; repeat the same body to learn its outcome",
+                retry_after=1.0,
+            )
+        )
+        self._withdraw(waiter)
+
     def _put(self, sub: Submission, waiter: Waiter) -> None:
         if self.waiting() >= self.max_queue:
             raise UnavailableError(
@@ -162,8 +169,8 @@ class Submitter(abc.ABC):
 
         Raises:
             UnavailableError: the queue is full, or no outcome came within ``timeout`` seconds (a
-                submission still queued in this process is then withdrawn; one being applied, or
-                handed to a writer process, may still commit).
+                submission still queued, here or in a writer process, is then withdrawn; one being
+                applied may still commit).
         """
         loop = asyncio.get_running_loop()
         waiter = LoopWaiter(loop)
@@ -172,7 +179,7 @@ class Submitter(abc.ABC):
             return await waiter.future
         # A plain timer that fails the future (so a submission still queued is withdrawn):
         # asyncio.timeout's task bookkeeping cost about 3% of the event loop's CPU per write.
-        timer = loop.call_later(self.timeout, _expire, waiter.future, self.timeout)
+        timer = loop.call_later(self.timeout, self._expire, waiter)
         try:
             return await waiter.future
         finally:
@@ -226,6 +233,9 @@ class GroupWriter(Submitter):
 
     def _enqueue(self, sub: Submission, waiter: Waiter) -> None:
         self._queue.put((sub, waiter))
+
+    def _withdraw(self, waiter: LoopWaiter) -> None:
+        """Nothing to do: a writer thread drops a submission whose future is done when it takes it."""
 
     def _run(self) -> None:
         with self.ledger.writer_session() as session:

@@ -9,8 +9,10 @@ applies the backlog's first ``max_batch`` submissions in one transaction, and an
 its part of the batch in one message (a second thread to read the pipes would only contend for
 this process's GIL). The messages (pickled):
 
-* client -> writer: a list of ``(token, Submission)``; ``None`` when the client stops (it is
-  answered what it sent before, then its connection is closed);
+* client -> writer: a list of ``(token, Submission)``, or ``(token, None)`` to withdraw the
+  submission ``token`` if it is still in the backlog (its request timed out; no answer follows);
+  ``None`` when the client stops (it is answered what it sent before, then its connection is
+  closed);
 * writer -> client: a :class:`Reply` per batch: a list of ``(token, ApplyOutcome or exception)``,
   and for one client of the batch (the first answered) the batch's size and new matches and the
   database driver's errors met since the last such reply, for that client's ``/metrics`` (so that
@@ -156,7 +158,7 @@ class _Loop:
         assert isinstance(ready, Connection)
         while True:  # everything this client has sent so far
             try:
-                message: list[tuple[int, Submission]] | None = pickle.loads(ready.recv_bytes())
+                message: list[tuple[int, Submission | None]] | None = pickle.loads(ready.recv_bytes())
             except (EOFError, OSError):
                 message = None
             if message is None:
@@ -165,8 +167,19 @@ class _Loop:
                 if not self.shared:
                     self.stopping = True
                 return
-            self.backlog.extend((ready, token, sub) for token, sub in message)
+            for token, sub in message:
+                if sub is None:
+                    self._withdraw(ready, token)
+                else:
+                    self.backlog.append((ready, token, sub))
             if not ready.poll(0):
+                return
+
+    def _withdraw(self, client: Connection, token: int) -> None:
+        """Drop the submission ``token`` of ``client`` if it still waits (its request timed out)."""
+        for i, (owner, mine, _) in enumerate(self.backlog):
+            if mine == token and owner is client:
+                del self.backlog[i]
                 return
 
     def _apply_next(self, session: WriterSession) -> None:

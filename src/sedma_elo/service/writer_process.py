@@ -78,7 +78,7 @@ class ProcessWriter(Submitter):
         self._pending: dict[int, Waiter] = {}
         self._tokens = itertools.count()
         self._send_lock = threading.Lock()
-        self._outgoing: list[tuple[int, Submission]] = []
+        self._outgoing: list[tuple[int, Submission | None]] = []
         self._conn: Connection | None = None
         self._process: multiprocessing.process.BaseProcess | None = None  # None: shared
         self._receiver: threading.Thread | None = None
@@ -147,10 +147,23 @@ class ProcessWriter(Submitter):
         if not isinstance(waiter, LoopWaiter):
             self._send([(token, sub)])
             return
+        waiter.token = token
         # Requests of one turn of the event loop go in one message: one pickle and one write for
         # all of them, and one wake-up of the writer process.
         with self._send_lock:
             self._outgoing.append((token, sub))
+            first = len(self._outgoing) == 1
+        if first:
+            waiter.loop.call_soon(self._flush)
+
+    def _withdraw(self, waiter: LoopWaiter) -> None:
+        """Tell the writer process to drop the submission of ``waiter`` if it has not taken it into
+        a batch (its answer, if one still comes, finds no waiter)."""
+        if self._pending.pop(waiter.token, None) is None:
+            return
+        WRITE_QUEUE.dec()
+        with self._send_lock:
+            self._outgoing.append((waiter.token, None))
             first = len(self._outgoing) == 1
         if first:
             waiter.loop.call_soon(self._flush)
@@ -160,7 +173,7 @@ class ProcessWriter(Submitter):
             items, self._outgoing = self._outgoing, []
         self._send(items)
 
-    def _send(self, items: list[tuple[int, Submission]]) -> None:
+    def _send(self, items: list[tuple[int, Submission | None]]) -> None:
         """Hand ``items`` to the writer process; if none runs, each gets 503 (nothing was applied)."""
         data = pickle.dumps(items, pickle.HIGHEST_PROTOCOL)
         try:
