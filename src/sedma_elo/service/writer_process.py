@@ -23,6 +23,7 @@ submissions may or may not have committed: a repeat with the same body tells) an
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import logging
@@ -148,13 +149,7 @@ class ProcessWriter(Submitter):
             self._send([(token, sub)])
             return
         waiter.token = token
-        # Requests of one turn of the event loop go in one message: one pickle and one write for
-        # all of them, and one wake-up of the writer process.
-        with self._send_lock:
-            self._outgoing.append((token, sub))
-            first = len(self._outgoing) == 1
-        if first:
-            waiter.loop.call_soon(self._flush)
+        self._send_soon(waiter.loop, (token, sub))
 
     def _withdraw(self, waiter: LoopWaiter) -> None:
         """Tell the writer process to drop the submission of ``waiter`` if it has not taken it into
@@ -162,11 +157,19 @@ class ProcessWriter(Submitter):
         if self._pending.pop(waiter.token, None) is None:
             return
         WRITE_QUEUE.dec()
+        self._send_soon(waiter.loop, (waiter.token, None))
+
+    def _send_soon(self, loop: asyncio.AbstractEventLoop, item: tuple[int, Submission | None]) -> None:
+        """Send ``item`` at the end of this turn of ``loop``.
+
+        What one turn of the event loop hands over goes in one message: one pickle and one write
+        for all of it, and one wake-up of the writer process.
+        """
         with self._send_lock:
-            self._outgoing.append((waiter.token, None))
+            self._outgoing.append(item)
             first = len(self._outgoing) == 1
         if first:
-            waiter.loop.call_soon(self._flush)
+            loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         with self._send_lock:
