@@ -47,8 +47,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# One test process per core (pytest-xdist; JOBS=1: one process). worksteal hands a waiting process
+# tests queued for another, so that the long state-machine tests do not end the run alone.
+JOBS ?= $(shell nproc)
 unit: $(STAMP) chromium
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal --durations=25
 
 ## chromium: install Debian's Chromium for the browser tests when it is missing (quick when present)
 chromium:
