@@ -63,13 +63,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from ._jsontext import json_scalar, json_string
-from .engine import BonusTerm, PlayerChange, RatingResult, ScoreBreakdown
+from .engine import BonusTerm, MalusTerm, PlayerChange, RatingResult, ScoreBreakdown
 from .formula import f32
 from .matchjson import match_to_json
 from .sentences import (
     ENGLISH,
     Translator,
-    change_from_dict,
     change_sentence,
     change_sentences,
     erased,
@@ -81,6 +80,7 @@ from .sentences import (
 
 __all__ = [
     "Translator",
+    "change_from_dict",
     "change_to_dict",
     "change_to_json",
     "explain_change",
@@ -334,3 +334,54 @@ def explain_change(
     return change_sentences(
         change, mates, other, second_person=second_person, translator=translator, cleared=cleared
     )
+
+
+def change_from_dict(data: Mapping[str, Any]) -> tuple[PlayerChange, list[str], list[str]]:
+    """(the change, teammates, opponents) of one explanation object of ``change_to_dict``.
+
+    The sentences built from it equal those of the original change (the JSON keeps every value
+    they print). Raises ``KeyError`` or ``TypeError`` for an object of another shape.
+    """
+    s = data["score"]
+    bonuses = s["bonuses"]
+    if isinstance(bonuses, Mapping):
+        bonuses = [{"kind": kind, **term} for kind, term in bonuses.items()]
+    terms = tuple(
+        BonusTerm(b["kind"], b["count"], b["per_round"], b["cap"], _uncapped(b, "per_round"), b["value"])
+        for b in bonuses
+    )
+    m = s["malus"]
+    malus = MalusTerm(m["count"], m["per_bad_move"], m["cap"], _uncapped(m, "per_bad_move"), m["value"])
+    score = ScoreBreakdown(
+        s.get("outcome", data.get("outcome")),
+        s["base"],
+        terms,  # type: ignore[arg-type]  # three kinds in the JSON form
+        s["bonus_total"],
+        s["bonus_scale"],
+        s["bonus_scaled"],
+        malus,
+        s["unclamped"],
+        s["adjusted"],
+        s["clamp"],
+    )
+    change = PlayerChange(
+        data["player_id"],
+        data["side"],
+        data["rating_before"],
+        data["k"],
+        data["k_reason"],
+        data["team_rating"],
+        data["opponent_rating"],
+        data["expected"],
+        score,
+        data["change"],
+        data["rating_after"],
+        data.get("games_played"),
+        tuple(data.get("notes") or ()),
+    )
+    return change, list(data.get("teammates") or []), list(data.get("opponents") or [])
+
+
+def _uncapped(term: Mapping[str, Any], rate: str) -> float:
+    found = term.get("uncapped")
+    return float(term["count"] * term[rate]) if found is None else float(found)

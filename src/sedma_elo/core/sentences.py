@@ -16,7 +16,7 @@ from __future__ import annotations
 import gettext
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from .engine import BonusTerm, MalusTerm, PlayerChange, ScoreBreakdown
@@ -27,7 +27,6 @@ __all__ = [
     "N_",
     "SIMILAR_RATING",
     "Translator",
-    "change_from_dict",
     "change_sentences",
     "decimal",
     "k_reason_text",
@@ -423,58 +422,6 @@ def change_sentences(
         change_sentence(change, translator),
         *(note_sentence(note, translator) for note in change.notes),
     ]
-
-
-# ---------------------------------------------------------------------------- from the JSON form
-def change_from_dict(data: Mapping[str, Any]) -> tuple[PlayerChange, list[str], list[str]]:
-    """(the change, teammates, opponents) of one explanation object of ``change_to_dict``.
-
-    The sentences built from it equal those of the original change (the JSON keeps every value
-    they print). Raises ``KeyError`` or ``TypeError`` for an object of another shape.
-    """
-    s = data["score"]
-    bonuses = s["bonuses"]
-    if isinstance(bonuses, Mapping):
-        bonuses = [{"kind": kind, **term} for kind, term in bonuses.items()]
-    terms = tuple(
-        BonusTerm(b["kind"], b["count"], b["per_round"], b["cap"], _uncapped(b, "per_round"), b["value"])
-        for b in bonuses
-    )
-    m = s["malus"]
-    malus = MalusTerm(m["count"], m["per_bad_move"], m["cap"], _uncapped(m, "per_bad_move"), m["value"])
-    score = ScoreBreakdown(
-        s.get("outcome", data.get("outcome")),
-        s["base"],
-        terms,  # type: ignore[arg-type]  # three kinds in the JSON form
-        s["bonus_total"],
-        s["bonus_scale"],
-        s["bonus_scaled"],
-        malus,
-        s["unclamped"],
-        s["adjusted"],
-        s["clamp"],
-    )
-    change = PlayerChange(
-        data["player_id"],
-        data["side"],
-        data["rating_before"],
-        data["k"],
-        data["k_reason"],
-        data["team_rating"],
-        data["opponent_rating"],
-        data["expected"],
-        score,
-        data["change"],
-        data["rating_after"],
-        data.get("games_played"),
-        tuple(data.get("notes") or ()),
-    )
-    return change, list(data.get("teammates") or []), list(data.get("opponents") or [])
-
-
-def _uncapped(term: Mapping[str, Any], rate: str) -> float:
-    found = term.get("uncapped")
-    return float(term["count"] * term[rate]) if found is None else float(found)
 
 
 # ---------------------------------------------------------------------------- numbers
