@@ -32,6 +32,7 @@ def test_backtest_json(history: str) -> None:
     assert 0 < out["log_loss"] < 1 and 0 <= out["accuracy"] <= 1 and 0 < out["brier"] < 1
 
 
+@pytest.mark.slow
 def test_backtest_compare_table(history: str) -> None:
     """--compare lists every peer system in one table."""
     result = runner.invoke(app, ["backtest", history, "--compare"], env={"COLUMNS": "200"})

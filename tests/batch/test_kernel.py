@@ -55,6 +55,7 @@ def _kernel_rows(
     ]
 
 
+@pytest.mark.slow
 def test_every_golden_vector() -> None:
     """Each of the 3,000 C# reference vectors, replayed as one batch, gives the C# new ratings."""
     rows = _golden_rows()

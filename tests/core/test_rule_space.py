@@ -8,6 +8,7 @@ and precisions; ratings at the K tier edges, at the limits and in exact ties.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -46,6 +47,7 @@ def _fold(
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(any_rules(), single_history(), STARTS, GAMES)
 @example(REFERENCE_RULES, [Match.single("p0", "p1", "a")], {"p0": 1199, "p1": 1199}, {})

@@ -101,6 +101,7 @@ def test_failed_write_leaves_no_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_four_player_league_writes_team_matches_as_json_lines(tmp_path: Path) -> None:
     """A four-player league seats four distinct roster bots, two a side, and reads back as team matches."""
     from sedma_elo.batch.history import read_matches

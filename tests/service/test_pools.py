@@ -75,6 +75,7 @@ def _connections(admin: psycopg.Connection[Any], database: str) -> int:
     return int(row[0])
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.faults
 def test_two_processes_under_a_read_burst_stay_within_the_budget(pg_database: str) -> None:

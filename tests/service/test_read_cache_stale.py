@@ -7,6 +7,7 @@ either app, every read of the cached app answers what the uncached one answers a
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -90,6 +91,7 @@ class StaleMachine(RuleBasedStateMachine):
             self._same(f"/v1/leaderboard?limit=2&cursor={cursor}")
 
 
+@pytest.mark.slow
 def test_no_kept_answer_is_ever_stale(db_url: str) -> None:
     """Random writes (here and elsewhere), voids and re-rates between reads: cached == uncached, always."""
     run_machine(StaleMachine, db_url, (20, 10), 20)

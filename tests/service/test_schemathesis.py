@@ -41,6 +41,7 @@ def running(
         server.stop()
 
 
+@pytest.mark.slow
 def test_every_check_passes(running: tuple[Server, str], tmp_path: Path) -> None:
     """``st run --checks all`` (examples, coverage, fuzzing and stateful phases) finds no failure.
 

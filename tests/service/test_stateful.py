@@ -147,6 +147,7 @@ class LedgerMachine(RuleBasedStateMachine):
         assert report.ok, report.mismatches
 
 
+@pytest.mark.slow
 def test_ledger_state_machine(db_url: str) -> None:
     """Random sequences of posts, repeats, conflicts, voids and re-rates never break "stored == replay"."""
     run_machine(LedgerMachine, db_url, (20, 12), 12)
