@@ -26,12 +26,6 @@ settings.load_profile("ci" if in_ci() else os.environ.get("HYPOTHESIS_PROFILE", 
 os.environ.setdefault("SEDMA_ELO_WRITER_PROCESS", "0")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``slow`` run first, in their order: pytest-xdist hands tests out in this
-    order, so the longest start early and the run does not end with one process waiting on another."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 @pytest.fixture
 def new_pg_database() -> Iterator[Callable[[str], str]]:
     """``new_pg_database(options="")``: the URL of a fresh PostgreSQL database, dropped after the test.
