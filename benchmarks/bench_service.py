@@ -254,18 +254,18 @@ def bench(kind: str, args: argparse.Namespace) -> None:
             top = ceiling(args)
             print(f"  -- {workers} process{'es' if workers > 1 else ''}")
             rounds.append((workers, served(url, key, workers, args), top))
+        means: dict[int, float] = {}
         for workers in dict.fromkeys(counts):
             mine = [(new, top) for n, new, top in rounds if n == workers]
-            new = statistics.mean(w for w, _ in mine)
+            means[workers] = statistics.mean(w for w, _ in mine)
             ratio = statistics.mean(w / t for w, t in mine)
             each = ", ".join(f"{w:.0f}/s = {w / t:.3f}x" for w, t in mine)
             print(
-                f"  writes/s, {workers} process(es): {new:.0f} = {ratio:.3f}x the bare-ASGI ceiling"
-                f" measured just before (mean of {len(mine)}: {each})"
+                f"  writes/s, {workers} process(es): {means[workers]:.0f} = {ratio:.3f}x the bare-ASGI"
+                f" ceiling measured just before (mean of {len(mine)}: {each})"
             )
-        if len(set(counts)) > 1:
+        if len(means) > 1:
             first, last = counts[0], counts[-1]
-            means = {n: statistics.mean(w for m, w, _ in rounds if m == n) for n in (first, last)}
             print(f"  writes/s, {last} processes against {first}: {means[last] / means[first]:.3f}x (means)")
         verify = subprocess.run([SEDMA_ELO, "verify", "--database-url", url], capture_output=True, text=True)
         print(f"  verify: exit {verify.returncode}: {' '.join(verify.stdout.split())}")

@@ -286,56 +286,6 @@ def _sides(result: RatingResult, change: PlayerChange) -> tuple[tuple[str, ...],
     return (m.team_a, m.team_b) if change.side == "a" else (m.team_b, m.team_a)
 
 
-# ---------------------------------------------------------------------------- sentences
-def explain_result(
-    result: RatingResult, *, second_person: bool = False, translator: Translator = ENGLISH
-) -> dict[str, list[str]]:
-    """The sentences of every player of ``result`` by player id (side a first)."""
-    return {
-        c.player_id: explain_player(result, c.player_id, second_person=second_person, translator=translator)
-        for c in result.changes
-    }
-
-
-def explain_player(
-    result: RatingResult, player_id: str, *, second_person: bool = False, translator: Translator = ENGLISH
-) -> list[str]:
-    """Plain-words sentences saying how ``player_id``'s rating changed and why.
-
-    The first sentence gives the outcome, the expectation and the change; the others give K, each
-    bonus and the malus (with their caps), the share of the bonus a loser or a drawing player
-    keeps, the adjusted score and what the clamp removed, and the rounding. Numbers are rounded
-    for reading; :func:`change_to_dict` has the exact values. ``translator`` (a gettext catalog,
-    e.g. ``sedma_elo.i18n.translations("de")``) gives the language; English by default.
-
-    Raises:
-        KeyError: ``player_id`` did not play in the match.
-    """
-    change = result[player_id]
-    own, other = _sides(result, change)
-    mates = [p for p in own if p != player_id]
-    return change_sentences(change, mates, other, second_person=second_person, translator=translator)
-
-
-def explain_change(
-    data: Mapping[str, Any], *, second_person: bool = False, translator: Translator = ENGLISH
-) -> list[str]:
-    """The sentences of one explanation object of :func:`change_to_dict`, in ``translator``'s language.
-
-    For readers that hold the JSON form only (the service's answers): equal to the ``explanation``
-    the object was made with when ``translator`` is English.
-
-    Raises:
-        KeyError, TypeError: ``data`` is not an explanation object.
-    """
-    change, mates, other = change_from_dict(data)
-    score = data["score"]
-    cleared = (score["bonus_erased"], score["malus_erased"]) if "bonus_erased" in score else None
-    return change_sentences(
-        change, mates, other, second_person=second_person, translator=translator, cleared=cleared
-    )
-
-
 def change_from_dict(data: Mapping[str, Any]) -> tuple[PlayerChange, list[str], list[str]]:
     """(the change, teammates, opponents) of one explanation object of ``change_to_dict``.
 
@@ -385,3 +335,53 @@ def change_from_dict(data: Mapping[str, Any]) -> tuple[PlayerChange, list[str], 
 def _uncapped(term: Mapping[str, Any], rate: str) -> float:
     found = term.get("uncapped")
     return float(term["count"] * term[rate]) if found is None else float(found)
+
+
+# ---------------------------------------------------------------------------- sentences
+def explain_result(
+    result: RatingResult, *, second_person: bool = False, translator: Translator = ENGLISH
+) -> dict[str, list[str]]:
+    """The sentences of every player of ``result`` by player id (side a first)."""
+    return {
+        c.player_id: explain_player(result, c.player_id, second_person=second_person, translator=translator)
+        for c in result.changes
+    }
+
+
+def explain_player(
+    result: RatingResult, player_id: str, *, second_person: bool = False, translator: Translator = ENGLISH
+) -> list[str]:
+    """Plain-words sentences saying how ``player_id``'s rating changed and why.
+
+    The first sentence gives the outcome, the expectation and the change; the others give K, each
+    bonus and the malus (with their caps), the share of the bonus a loser or a drawing player
+    keeps, the adjusted score and what the clamp removed, and the rounding. Numbers are rounded
+    for reading; :func:`change_to_dict` has the exact values. ``translator`` (a gettext catalog,
+    e.g. ``sedma_elo.i18n.translations("de")``) gives the language; English by default.
+
+    Raises:
+        KeyError: ``player_id`` did not play in the match.
+    """
+    change = result[player_id]
+    own, other = _sides(result, change)
+    mates = [p for p in own if p != player_id]
+    return change_sentences(change, mates, other, second_person=second_person, translator=translator)
+
+
+def explain_change(
+    data: Mapping[str, Any], *, second_person: bool = False, translator: Translator = ENGLISH
+) -> list[str]:
+    """The sentences of one explanation object of :func:`change_to_dict`, in ``translator``'s language.
+
+    For readers that hold the JSON form only (the service's answers): equal to the ``explanation``
+    the object was made with when ``translator`` is English.
+
+    Raises:
+        KeyError, TypeError: ``data`` is not an explanation object.
+    """
+    change, mates, other = change_from_dict(data)
+    score = data["score"]
+    cleared = (score["bonus_erased"], score["malus_erased"]) if "bonus_erased" in score else None
+    return change_sentences(
+        change, mates, other, second_person=second_person, translator=translator, cleared=cleared
+    )
