@@ -13,6 +13,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from ..errors import ValidationError
@@ -158,7 +159,7 @@ class RatingResult:
     __hash__ = None  # type: ignore[assignment]  # like the match it holds
 
     def __reduce__(self) -> tuple[type[RatingResult], tuple[Match, str, tuple[PlayerChange, ...]]]:
-        # Pickle and copy the built explanation, never the closure that would build it.
+        # Pickle and copy the built explanation, never the function that would build it.
         return (RatingResult, (self.match, self.rules_label, self.changes))
 
     def __repr__(self) -> str:
@@ -333,29 +334,47 @@ def _rate_single(
         new_a, new_b = clamp_rating(new_a, None), clamp_rating(new_b, None)
 
     games = None
-    games_a = games_b = None
     if games_played is not None:
         games = {p: check_games_played(f"games_played.{p}", games_played.get(p, 0)) for p in (a, b)}
-        games_a, games_b = games[a], games[b]
-
-    def explain() -> tuple[PlayerChange, ...]:
-        if not in_range:  # the range's note: the general path writes it
-            return _rate_explained(match, {a: rating_a, b: rating_b}, rules, games).changes
-        # Without a variant the explanation holds only what was computed above (K from its tier,
-        # no notes): built from those values instead of rating the match a second time.
-        sides: tuple[
-            tuple[str, Literal["a", "b"], int, int, int, float, ScoreBreakdown, float, int, int | None], ...
-        ]
-        sides = (
-            (a, "a", rating_a, rating_b, k_a, expected_a, breakdown_a, change_a, new_a, games_a),
-            (b, "b", rating_b, rating_a, k_b, expected_b, breakdown_b, change_b, new_b, games_b),
-        )
-        return tuple(
-            PlayerChange(pid, side, r, k, k_explained(rules, r, g), float(r), float(o), e, bd, c, new, g)
-            for pid, side, r, o, k, e, bd, c, new, g in sides
-        )
-
+    # The values go to the explanation as two tuples bound by partial, not captured by a closure:
+    # captured, every one of them would be a cell variable of this function (rate() 0.87-0.90x
+    # elote's speed instead of 0.97-1.02x; docs/engine.md, "Speed").
+    values = (a, b, rating_a, rating_b, k_a, k_b, expected_a, expected_b, breakdown_a, breakdown_b)
+    later = (change_a, change_b, new_a, new_b, in_range)
+    explain = partial(_explain_single, match, rules, games, values, later)
     return RatingResult._deferred(match, label, {a: new_a, b: new_b}, explain)
+
+
+_SingleValues = tuple[str, str, int, int, int, int, float, float, ScoreBreakdown, ScoreBreakdown]
+_Side = tuple[str, Literal["a", "b"], int, int, int, float, ScoreBreakdown, float, int, int | None]
+
+
+def _explain_single(
+    match: Match,
+    rules: Rules,
+    games: dict[str, int] | None,
+    values: _SingleValues,
+    later: tuple[float, float, int, int, bool],
+) -> tuple[PlayerChange, ...]:
+    """The explanation of a match :func:`_rate_single` rated, from the values it computed."""
+    a, b, rating_a, rating_b, k_a, k_b, expected_a, expected_b, breakdown_a, breakdown_b = values
+    change_a, change_b, new_a, new_b, in_range = later
+    if not in_range:  # the range's note: the general path writes it
+        return _rate_explained(match, {a: rating_a, b: rating_b}, rules, games).changes
+    # Without a variant the explanation holds only what was computed above (K from its tier,
+    # no notes): built from those values instead of rating the match a second time.
+    games_a, games_b = (None, None) if games is None else (games[a], games[b])
+    sides: tuple[
+        tuple[str, Literal["a", "b"], int, int, int, float, ScoreBreakdown, float, int, int | None], ...
+    ]
+    sides = (
+        (a, "a", rating_a, rating_b, k_a, expected_a, breakdown_a, change_a, new_a, games_a),
+        (b, "b", rating_b, rating_a, k_b, expected_b, breakdown_b, change_b, new_b, games_b),
+    )
+    return tuple(
+        PlayerChange(pid, side, r, k, k_explained(rules, r, g), float(r), float(o), e, bd, c, new, g)
+        for pid, side, r, o, k, e, bd, c, new, g in sides
+    )
 
 
 _Hot = tuple[
