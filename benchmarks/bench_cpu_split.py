@@ -5,7 +5,8 @@ Seeds a fresh database (as ``bench_service.py`` does: 5,000 matches among ``--pl
 process's CPU time (Linux ``/proc``) before and after ``--duration`` seconds of ``wrk`` POSTing new
 matches with 16 connections. Prints writes/s, and per process name (``sedma-elo``: the API process;
 ``python``: its writer process; ``postgres``: the database server's processes) the cores used and
-the CPU per write. wrk's own CPU is not counted (it has ended by the second reading).
+the CPU per write, and the mean writer batch (``sedma_elo_write_batch_size`` from ``/metrics``).
+wrk's own CPU is not counted (it has ended by the second reading).
 
 Usage::
 
@@ -23,6 +24,7 @@ import os
 import secrets
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,6 +43,18 @@ def cpu_by_process() -> dict[int, tuple[str, int]]:
             fields = raw.rsplit(")", 1)[1].split()
             found[int(entry.name)] = (name, int(fields[11]) + int(fields[12]))
     return found
+
+
+def batch_totals(base: str) -> tuple[float, float]:
+    """The writer batches' ``(sum of sizes, count)`` so far, from the service's ``/metrics``."""
+    with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    found = {"_sum": 0.0, "_count": 0.0}
+    for line in text.splitlines():
+        for suffix in found:
+            if line.startswith(f"sedma_elo_write_batch_size{suffix} "):
+                found[suffix] += float(line.split()[1])
+    return found["_sum"], found["_count"]
 
 
 def main() -> None:
@@ -62,13 +76,18 @@ def main() -> None:
         try:
             wrk(base, "/v1/matches", POST_LUA, 5, 16, {"BENCH_KEY": key, "BENCH_PREFIX": "warm"})
             env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
+            batches_before = batch_totals(base)
             before, start = cpu_by_process(), time.monotonic()
             result = wrk(base, "/v1/matches", POST_LUA, args.duration, 16, env)
             after, seconds = cpu_by_process(), time.monotonic() - start
+            batches_after = batch_totals(base)
         finally:
             stop(proc)
     writes = int(result["requests"])
     print(f"  {result['rps']} writes/s, p99 {result['p99']}, non-2xx {result['non2xx']}")
+    sizes, count = (after_ - before_ for after_, before_ in zip(batches_after, batches_before, strict=True))
+    if count:
+        print(f"  {count:.0f} writer batches, {sizes / count:.1f} matches per batch")
     by_name: dict[str, int] = {}
     for pid, (name, ticks) in after.items():
         used = ticks - before.get(pid, (name, 0))[1]
