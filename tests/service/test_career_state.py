@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import tempfile
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from ledgers import empty_ledger
@@ -130,3 +131,14 @@ def test_a_busy_database_skips_the_store_not_the_answer(db_url: str) -> None:
             assert _stored(ledger, "hero") == stored
         assert_summary_is_whole_careers(ledger, "hero")
         assert _stored(ledger, "hero") == (_last_sequence(ledger, "hero"), 0)
+
+
+def test_the_best_win_reads_the_other_side_by_sequence_equality_on_sqlite(tmp_path: Path) -> None:
+    """SQLite searches the other side's changes of each win by its sequence, not by the newer range."""
+    with empty_ledger("sqlite://", str(tmp_path)) as ledger:
+        ledger.import_matches(_matches(30, "w", seed=3))
+        sql = "EXPLAIN QUERY PLAN " + career_module._BEST_WIN.format(ph="?")
+        with ledger.db.read.connect() as conn:
+            plan = [str(row[3]) for row in conn.exec_driver_sql(sql, (1, "hero", 0))]
+    other = [step for step in plan if step.startswith("SEARCH o ")]
+    assert other and all("sequence=?" in step for step in other), plan
