@@ -27,6 +27,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from prometheus_client.parser import text_string_to_metric_families
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_service import POST_LUA, fresh_database, seed, serve, stop, wrk
 
@@ -49,12 +51,12 @@ def batch_totals(base: str) -> tuple[float, float]:
     """The writer batches' ``(sum of sizes, count)`` so far, from the service's ``/metrics``."""
     with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
         text = response.read().decode()
-    found = {"_sum": 0.0, "_count": 0.0}
-    for line in text.splitlines():
-        for suffix in found:
-            if line.startswith(f"sedma_elo_write_batch_size{suffix} "):
-                found[suffix] += float(line.split()[1])
-    return found["_sum"], found["_count"]
+    found = {"sedma_elo_write_batch_size_sum": 0.0, "sedma_elo_write_batch_size_count": 0.0}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in found:
+                found[sample.name] += sample.value
+    return found["sedma_elo_write_batch_size_sum"], found["sedma_elo_write_batch_size_count"]
 
 
 def main() -> None:

@@ -338,7 +338,7 @@ def _rate_single(
         games = {p: check_games_played(f"games_played.{p}", games_played.get(p, 0)) for p in (a, b)}
     # The values go to the explanation as two tuples bound by partial, not captured by a closure:
     # captured, every one of them would be a cell variable of this function (rate() 0.87-0.90x
-    # elote's speed instead of 0.97-1.02x; docs/engine.md, "Speed").
+    # elote's speed instead of 1.04-1.05x; docs/engine.md, "Speed").
     values = (a, b, rating_a, rating_b, k_a, k_b, expected_a, expected_b, breakdown_a, breakdown_b)
     later = (change_a, change_b, new_a, new_b, in_range)
     explain = partial(_explain_single, match, rules, games, values, later)
@@ -364,10 +364,7 @@ def _explain_single(
     # Without a variant the explanation holds only what was computed above (K from its tier,
     # no notes): built from those values instead of rating the match a second time.
     games_a, games_b = (None, None) if games is None else (games[a], games[b])
-    sides: tuple[
-        tuple[str, Literal["a", "b"], int, int, int, float, ScoreBreakdown, float, int, int | None], ...
-    ]
-    sides = (
+    sides: tuple[_Side, _Side] = (
         (a, "a", rating_a, rating_b, k_a, expected_a, breakdown_a, change_a, new_a, games_a),
         (b, "b", rating_b, rating_a, k_b, expected_b, breakdown_b, change_b, new_b, games_b),
     )
