@@ -6,12 +6,14 @@ process's CPU time (Linux ``/proc``) before and after ``--duration`` seconds of 
 matches with 16 connections. Prints writes/s, and per process name (``sedma-elo``: the API process;
 ``python``: its writer process; ``postgres``: the database server's processes) the cores used and
 the CPU per write, and the mean writer batch (``sedma_elo_write_batch_size`` from ``/metrics``).
-wrk's own CPU is not counted (it has ended by the second reading).
+wrk's own CPU is not counted (it has ended by the second reading). ``--workers N`` runs N API
+processes sharing one writer process (``serve --workers N``); the API processes are then named
+``python`` too.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_cpu_split.py [--db sqlite|postgresql] [--duration 10] \
-        [--env SEDMA_ELO_WRITER_PROCESS=0]
+        [--workers 2] [--env SEDMA_ELO_WRITER_PROCESS=0]
 
 Needs ``wrk`` (Debian: ``apt-get install -y wrk``).
 """
@@ -67,14 +69,18 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--players", type=int, default=10_000)
     parser.add_argument("--port", type=int, default=18_820)
+    parser.add_argument("--workers", type=int, default=1, help="API processes (serve --workers)")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="for serve")
     args = parser.parse_args()
     extra = dict(pair.split("=", 1) for pair in args.env)
     base = f"http://127.0.0.1:{args.port}"
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; {args.db}; {extra or ''}")
+    print(
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; {args.db};"
+        f" {args.workers} API process(es); {extra or ''}"
+    )
     with fresh_database(args.db) as url:
         key = seed(url, args.players)
-        proc = serve(url, args.port, 1, **extra)
+        proc = serve(url, args.port, args.workers, **extra)
         try:
             wrk(base, "/v1/matches", POST_LUA, 5, 16, {"BENCH_KEY": key, "BENCH_PREFIX": "warm"})
             env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}

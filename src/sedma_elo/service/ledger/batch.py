@@ -14,6 +14,7 @@ from functools import partial
 import psycopg
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from ...core.engine import RatingResult
 from ...core.fold import RatingState
 from ...errors import ConflictError, SedmaEloError
 from ..payload import Submission
@@ -86,6 +87,16 @@ class Batch:
                 self.first[sub.match_id] = i
                 self.todo.append(i)
 
+    def answer(self, rows: BatchRows, version: VersionInfo) -> None:
+        """Give each match :func:`rate_batch` rated its outcome, with its answer text.
+
+        Apart from rating, so that a write path can build the texts while the database writes
+        (call before :meth:`settle`).
+        """
+        for i, seq, result in rows.rated:
+            self.outcomes[i] = ApplyOutcome("created", response_text(self.subs[i], seq, version, result))
+        rows.rated.clear()
+
     def settle(self) -> list[ApplyOutcome]:
         """Every submission's outcome, in order (call after each ``todo`` index has one)."""
         out = []
@@ -106,9 +117,11 @@ class Batch:
 @dataclass
 class BatchRows:
     """What a rated batch adds: each new match with its sequence, the rating changes as
-    ``(sequence, player id, before, after)``, each player's last sequence, the batch's time."""
+    ``(sequence, player id, before, after)``, each player's last sequence, the batch's time; and
+    the results still to answer (:meth:`Batch.answer`) as ``(index in the batch, sequence, result)``."""
 
     matches: list[tuple[int, Submission]] = field(default_factory=list)
+    rated: list[tuple[int, int, RatingResult]] = field(default_factory=list)
     changes: list[tuple[int, str, int, int]] = field(default_factory=list)
     last_seq: dict[str, int] = field(default_factory=dict)
     created_at: int = 0  # microseconds since 1970-01-01 UTC (rows.now_micros)
@@ -124,7 +137,8 @@ def rate_batch(
     """Rate the batch's new matches in order, updating ``ratings`` and ``played`` in place.
 
     ``sequences`` holds at least one sequence per new match, ascending. A match the engine refuses
-    (a :class:`SedmaEloError`) gets an error outcome, no row and no sequence.
+    (a :class:`SedmaEloError`) gets an error outcome, no row and no sequence; a rated one is left
+    in ``rated`` for :meth:`Batch.answer`.
     """
     out = BatchRows(created_at=now_micros())
     state = RatingState(ratings, played)
@@ -138,12 +152,11 @@ def rate_batch(
             continue
         seq = sequences[used]
         used += 1
-        response = response_text(sub, seq, version, result)
+        out.rated.append((i, seq, result))
         state.commit(result)
         for change in result.changes:
             pid = change.player_id
             out.last_seq[pid] = seq
             out.changes.append((seq, pid, change.rating_before, change.rating_after))
         out.matches.append((seq, sub))
-        batch.outcomes[i] = ApplyOutcome("created", response)
     return out

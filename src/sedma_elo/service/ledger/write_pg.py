@@ -84,6 +84,9 @@ def apply_pg(
             # Under the feed's lock, which serialises the writers until their commit anyway: taken
             # before it, the hot rows' locks made writers wait on one another (-13% writes/s).
             move_counts(raw, True, version.id, rating_moves(rows_out.changes, ratings, known))
+        # The statements above are on their way (each execute sends its own): the server runs
+        # them while this builds the answers, before the commit waits for it.
+        batch.answer(rows_out, version)
     return batch.settle()
 
 

@@ -104,6 +104,7 @@ def _apply_in(
         write_players_sqlite(raw, version.id, ratings, played, out.last_seq, known)
         move_counts(raw, False, version.id, rating_moves(out.changes, ratings, known))
         append_match_events(raw, version.id, out)
+    batch.answer(out, version)
     return batch.settle()
 
 
