@@ -145,7 +145,7 @@ def _plan_cache_mode(raw: psycopg.Connection[Any], mode: str) -> None:
     plans do not depend on the values: an index lookup per element of the arrays. With ``auto``
     PostgreSQL kept planning the ledger rows' insert and the stored-ids read again for each batch (a
     custom plan looked cheaper: it knows the arrays' length), about 125 µs of the server's CPU a
-    batch of 8 (docs/service.md, "The writer's plans").
+    batch of 8 (docs/service.md, "The writer's plans, and a fast hour").
     """
     raw.execute(f"SET plan_cache_mode = {mode}")
     raw.commit()
