@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .pg_arrays import Int4Array
+
 __all__ = ["RANK_SQL", "move_counts", "rating_moves", "recount"]
 
 #: Players above ``(rating, player_id)`` in a version; parameters: version, rating, version,
@@ -29,7 +31,7 @@ RANK_SQL = (
 )
 _PG_MOVE = (
     "INSERT INTO rating_counts AS c (version_id, rating, players)"
-    " SELECT %s, u.rating, u.delta FROM unnest(CAST(%s AS integer[]), CAST(%s AS integer[]))"
+    " SELECT %s, u.rating, u.delta FROM unnest(CAST(%b AS integer[]), CAST(%b AS integer[]))"
     " AS u(rating, delta) ORDER BY u.rating"
     " ON CONFLICT (version_id, rating) DO UPDATE SET players = c.players + excluded.players"
 )
@@ -68,7 +70,7 @@ def move_counts(raw: Any, pg: bool, version_id: int, moves: Mapping[int, int]) -
         return
     ordered = sorted(moves)
     if pg:
-        raw.execute(_PG_MOVE, (version_id, ordered, [moves[r] for r in ordered]))
+        raw.execute(_PG_MOVE, (version_id, Int4Array(ordered), Int4Array(moves[r] for r in ordered)))
     else:
         raw.executemany(_SQLITE_MOVE, [(version_id, r, moves[r]) for r in ordered])
 

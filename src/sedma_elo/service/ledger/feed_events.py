@@ -32,6 +32,7 @@ from sqlalchemy import Connection, select
 from ...core._jsontext import json_scalar, json_string
 from ...storage.schema import player_ratings, players, rating_changes, rating_versions
 from .batch import BatchRows
+from .pg_arrays import Int4Array, TextArray
 from .types import VersionInfo, now_text
 
 __all__ = [
@@ -214,7 +215,8 @@ def append_events(raw: Any, events: Sequence[Event]) -> None:
         raw.executemany(_SQLITE_INSERT, events)
         return
     raw.execute(_PG_LOCK)
-    raw.execute(_PG_INSERT, tuple(list(column) for column in zip(*events, strict=True)))
+    kinds, versions, data, created = zip(*events, strict=True)
+    raw.execute(_PG_INSERT, (TextArray(kinds), Int4Array(versions), TextArray(data), TextArray(created)))
 
 
 def copy_events(raw: Any, events: Sequence[Event]) -> None:

@@ -16,6 +16,7 @@ from .types import HistoryOrder
 __all__ = [
     "LEADERBOARD_AFTER",
     "LEADERBOARD_FIRST",
+    "PG_FACT_TYPES",
     "PG_HELD_GAMES",
     "PG_INSERT_CHANGES",
     "PG_INSERT_MATCHES",
@@ -50,8 +51,9 @@ PG_SEQUENCES = (
     "SELECT nextval('ledger_sequence') FROM generate_series(1,"
     " %s - (SELECT count(*) FROM matches WHERE match_id = ANY(%b)))"
 )
-# The ledger's facts (rows.FACT_COLUMNS) as arrays, the players' ids looked up in ``players``.
-_PG_FACT_TYPES = ("text", "bytea", "bigint", "smallint", *("text",) * 4, *("integer",) * len(STAT_COLUMNS))
+# The ledger's facts (rows.FACT_COLUMNS) as arrays, the players' ids looked up in ``players``;
+# the SQL type of each column's array (write_pg.py sends each as pg_arrays.array_of that type).
+PG_FACT_TYPES = ("text", "bytea", "bigint", "smallint", *("text",) * 4, *("integer",) * len(STAT_COLUMNS))
 _PG_FACT_VALUES = ", ".join(
     f"(SELECT id FROM players WHERE player_id = u.{c})" if c in MATCH_SLOTS else f"u.{c}"
     for c in FACT_COLUMNS
@@ -60,7 +62,7 @@ PG_INSERT_MATCHES = (
     f"INSERT INTO matches (sequence, {', '.join(FACT_COLUMNS)}, version_id, voided, void_reason,"
     f" created_at) SELECT u.sequence, {_PG_FACT_VALUES}, %s, false, NULL, %s FROM unnest(CAST(%b AS"
     " bigint[]), "
-    + ", ".join(f"CAST(%b AS {t}[])" for t in _PG_FACT_TYPES)
+    + ", ".join(f"CAST(%b AS {t}[])" for t in PG_FACT_TYPES)
     + f") AS u(sequence, {', '.join(FACT_COLUMNS)})"
 )
 PG_INSERT_CHANGES = (

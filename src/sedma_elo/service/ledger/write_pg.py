@@ -19,8 +19,10 @@ from .base import LedgerBase
 from .batch import Batch, BatchRows, TryAgain, rate_batch
 from .counts import move_counts, rating_moves
 from .feed_events import append_match_events
+from .pg_arrays import Int4Array, Int8Array, TextArray, array_of
 from .rows import PG_INTERN, fact_values, stored_hash
 from .sql import (
+    PG_FACT_TYPES,
     PG_HELD_GAMES,
     PG_INSERT_CHANGES,
     PG_INSERT_MATCHES,
@@ -49,8 +51,8 @@ def apply_pg(
     Raises:
         TryAgain: another process stored one of the batch's ids between two of its reads.
     """
-    ids = list(dict.fromkeys(s.match_id for s in subs))
-    players = sorted({p for s in subs for p in s.match.players})
+    ids = TextArray(dict.fromkeys(s.match_id for s in subs))
+    players = TextArray(sorted({p for s in subs for p in s.match.players}))
     with raw.pipeline(), raw.transaction():
         # Conflicts with void/re-rate's EXCLUSIVE lock, so the active version read is current.
         raw.execute("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
@@ -96,17 +98,23 @@ def write_rows_pg(raw: psycopg.Connection[Any], version_id: int, rows: BatchRows
     this version before) are interned first; the statements look every key up themselves."""
     new = sorted(p for p in rows.last_seq if p not in known)
     if new:
-        raw.execute(PG_INTERN, (new,))
+        raw.execute(PG_INTERN, (TextArray(new),))
     facts = [fact_values(sub, str) for _, sub in rows.matches]
-    columns = [list(col) for col in zip(*facts, strict=True)]
+    columns = [array_of(t, col) for t, col in zip(PG_FACT_TYPES, zip(*facts, strict=True), strict=True)]
     raw.execute(
         PG_INSERT_MATCHES,
-        (version_id, rows.created_at, [seq for seq, _ in rows.matches], *columns),
+        (version_id, rows.created_at, Int8Array(seq for seq, _ in rows.matches), *columns),
     )
     c = rows.changes
     raw.execute(
         PG_INSERT_CHANGES,
-        (version_id, [r[1] for r in c], [r[0] for r in c], [r[2] for r in c], [r[3] for r in c]),
+        (
+            version_id,
+            TextArray(r[1] for r in c),
+            Int8Array(r[0] for r in c),
+            Int4Array(r[2] for r in c),
+            Int4Array(r[3] for r in c),
+        ),
     )
 
 
@@ -124,11 +132,20 @@ def write_players_pg(
     concurrent inserts cannot deadlock.
     """
     ordered = sorted(last_seq)
-    old = [p for p in ordered if p in known]
-    new = [p for p in ordered if p not in known]
+    old = TextArray(p for p in ordered if p in known)
+    new = TextArray(p for p in ordered if p not in known)
     if old:
-        columns = ([ratings[p] for p in old], [played[p] for p in old], [last_seq[p] for p in old])
-        raw.execute(PG_UPDATE_PLAYERS, (old, *columns, version_id))
+        raw.execute(PG_UPDATE_PLAYERS, (old, *_player_columns(old, ratings, played, last_seq), version_id))
     if new:
-        columns = ([ratings[p] for p in new], [played[p] for p in new], [last_seq[p] for p in new])
-        raw.execute(PG_INSERT_PLAYERS, (version_id, new, *columns))
+        raw.execute(PG_INSERT_PLAYERS, (version_id, new, *_player_columns(new, ratings, played, last_seq)))
+
+
+def _player_columns(
+    ids: list[str], ratings: dict[str, int], played: dict[str, int], last_seq: dict[str, int]
+) -> tuple[Int4Array, Int4Array, Int8Array]:
+    """The rating, games played and last sequence of each of ``ids``, as the statements' arrays."""
+    return (
+        Int4Array(ratings[p] for p in ids),
+        Int4Array(played[p] for p in ids),
+        Int8Array(last_seq[p] for p in ids),
+    )
