@@ -6,6 +6,9 @@ Python. A batch of the writer sends about 35 arrays, so that was about a tenth o
 CPU (docs/service.md, "Typed arrays for the writer"). An :class:`Int4Array` and its kin are lists
 that say their PostgreSQL type; their dumpers write the binary array format in one ``struct``
 call for the numbers and one join for texts and bytes. ``None`` is SQL ``NULL`` in every kind.
+Dumping raises :class:`struct.error` for a number that is not an ``int`` or is outside its type's
+range (it never wraps), and :class:`AttributeError` or :class:`TypeError` for a text or bytes
+element of another Python type.
 
 The dumpers are registered on psycopg's global adapters when this module is imported, before any
 connection is made (the ledger package imports it). A connection without them still dumps these
@@ -85,6 +88,8 @@ def _numbers(code: str, count: int) -> struct.Struct:
 
 
 class _NumberArrayDumper(Dumper):
+    """Binary dumper of a one-dimensional array of ``struct`` code :attr:`code` (:attr:`width` bytes)."""
+
     format = pq.Format.BINARY
     code: ClassVar[str]
     width: ClassVar[int]
@@ -104,6 +109,8 @@ class _NumberArrayDumper(Dumper):
 
 
 class _BytesArrayDumper(Dumper):
+    """Binary dumper of a one-dimensional array whose elements :attr:`encode` turns into bytes."""
+
     format = pq.Format.BINARY
     element_oid: ClassVar[int]
     encode: ClassVar[Callable[[Any], bytes]]
