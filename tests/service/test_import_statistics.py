@@ -9,6 +9,7 @@ import pytest
 
 from sedma_elo import Match
 from sedma_elo.service import Ledger
+from sedma_elo.service.games.queue import libpq_url
 from sedma_elo.service.ledger.sql import PG_LOCK_PLAYERS
 from sedma_elo.service.ledger.writes import ANALYZE_AFTER
 from sedma_elo.storage import open_database
@@ -32,7 +33,7 @@ def test_the_writer_locks_players_through_their_key_after_an_import(
     )
     db.dispose()
     some = [f"p{i:06d}" for i in range(100, 132, 2)]
-    with psycopg.connect(url.replace("postgresql+psycopg", "postgresql")) as conn:
+    with psycopg.connect(libpq_url(url)) as conn:
         plan = "\n".join(
             r[0] for r in conn.execute("EXPLAIN " + PG_LOCK_PLAYERS.replace("%b", "%s"), (some,))
         )

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from psycopg.adapt import PyFormat
 from psycopg.types.array import ListBinaryDumper
 
+from sedma_elo.service.games.queue import libpq_url
 from sedma_elo.service.ledger.pg_arrays import (
     ByteaArray,
     Int2Array,
@@ -36,7 +37,7 @@ _KINDS: list[tuple[type[PgArray], st.SearchStrategy[Any]]] = [
 
 @pytest.fixture(scope="module")
 def conn(pg_database: str) -> Iterator[psycopg.Connection[Any]]:
-    with psycopg.connect(pg_database.replace("postgresql+psycopg", "postgresql"), autocommit=True) as c:
+    with psycopg.connect(libpq_url(pg_database), autocommit=True) as c:
         yield c
 
 

@@ -142,14 +142,20 @@ def _dumper(kind: type[PgArray], base: type[Dumper], **attrs: Any) -> type[Dumpe
     return type(f"{kind.__name__}Dumper", (base,), attrs)
 
 
+def _number_dumper(kind: type[PgArray], code: str) -> type[Dumper]:
+    """The dumper of ``kind``, whose elements are the ``struct`` code ``code`` (its width derived)."""
+    single = struct.Struct(f"!i{code}")
+    return _dumper(kind, _NumberArrayDumper, code=code, width=single.size - 4, single=single)
+
+
 def _utf8(value: str) -> bytes:
     return value.encode()
 
 
 _DUMPERS: dict[type[PgArray], type[Dumper]] = {
-    Int2Array: _dumper(Int2Array, _NumberArrayDumper, code="h", width=2, single=struct.Struct("!ih")),
-    Int4Array: _dumper(Int4Array, _NumberArrayDumper, code="i", width=4, single=struct.Struct("!ii")),
-    Int8Array: _dumper(Int8Array, _NumberArrayDumper, code="q", width=8, single=struct.Struct("!iq")),
+    Int2Array: _number_dumper(Int2Array, "h"),
+    Int4Array: _number_dumper(Int4Array, "i"),
+    Int8Array: _number_dumper(Int8Array, "q"),
     TextArray: _dumper(TextArray, _BytesArrayDumper, encode=staticmethod(_utf8)),
     ByteaArray: _dumper(ByteaArray, _BytesArrayDumper, encode=staticmethod(bytes)),
 }
