@@ -1,8 +1,13 @@
 """The PostgreSQL write path: one batch in one transaction of two round trips (psycopg pipeline mode).
 
-The first round trip takes the locks and reads (active version, stored ids, the players' rows
-``FOR UPDATE`` in player id order, then the sequences); the second writes and commits. Statements
-run in the order sent, so every sequence is still taken with the players locked.
+The first round trip begins the transaction, takes the locks and reads (active version, stored ids,
+the players' rows ``FOR UPDATE`` in player id order, then the sequences); the second writes and
+commits. Statements run in the order sent, so every sequence is still taken with the players locked.
+
+The writer's connection is in autocommit mode (:class:`~.writes.WriterSession`) and the batch sends
+``BEGIN`` and ``COMMIT`` itself: psycopg's own transaction block in pipeline mode waits for the
+server at its start and twice at its end, four round trips a batch where two do (1.15x-1.26x the
+serial step; docs/service.md, "Two round trips a batch").
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from .sql import (
 )
 from .types import ApplyOutcome, HeldRefusal
 
-__all__ = ["apply_pg", "write_players_pg", "write_rows_pg"]
+__all__ = ["apply_pg", "rollback", "write_players_pg", "write_rows_pg"]
 
 
 def apply_pg(
@@ -45,51 +50,84 @@ def apply_pg(
     answers: bool = True,
     held: HeldRefusal | None = None,
 ) -> list[ApplyOutcome]:
-    """Apply ``subs`` in one PostgreSQL transaction on ``raw`` (``answers``, ``held``: see
-    :meth:`WriterSession.apply`).
+    """Apply ``subs`` in one PostgreSQL transaction on ``raw``, a connection in autocommit mode
+    (``answers``, ``held``: see :meth:`WriterSession.apply`). A batch that raises is rolled back.
 
     Raises:
+        ValueError: ``raw`` is not in autocommit mode (psycopg would begin a transaction of its own).
         TryAgain: another process stored one of the batch's ids between two of its reads.
     """
+    if not raw.autocommit:
+        raise ValueError("apply_pg needs a connection in autocommit mode: it sends BEGIN and COMMIT")
+    try:
+        with raw.pipeline():  # its end sends everything and waits for the COMMIT
+            raw.execute("BEGIN", prepare=False)
+            batch = _apply_in_pipeline(ledger, raw, subs, answers, held)
+            raw.execute("COMMIT", prepare=False)
+    except BaseException:
+        rollback(raw)
+        raise
+    return batch.settle()
+
+
+def rollback(raw: psycopg.Connection[Any]) -> None:
+    """End a failed batch's transaction on the autocommit connection ``raw``, if one is still open
+    (a statement failed, or the batch raised before its ``COMMIT``). Never raises: a connection
+    whose ``ROLLBACK`` fails is closed, and its session, like one of a broken connection, drops it."""
+    if raw.closed or raw.broken or raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        return
+    try:
+        raw.execute("ROLLBACK", prepare=False)
+    except psycopg.Error:  # its transaction state unknown: not used again
+        raw.close()
+
+
+def _apply_in_pipeline(
+    ledger: LedgerBase,
+    raw: psycopg.Connection[Any],
+    subs: Sequence[Submission],
+    answers: bool,
+    held: HeldRefusal | None,
+) -> Batch:
+    """Send a batch's reads and writes after its ``BEGIN``; the batch, its answers built."""
     ids = TextArray(dict.fromkeys(s.match_id for s in subs))
     players = TextArray(sorted({p for s in subs for p in s.match.players}))
-    with raw.pipeline(), raw.transaction():
-        # Conflicts with void/re-rate's EXCLUSIVE lock, so the active version read is current.
-        raw.execute("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
-        active_cur = raw.execute("SELECT id FROM rating_versions WHERE active")
-        stored_cur = raw.execute(PG_STORED, (ids,))
-        games_cur = None if held is None else raw.execute(PG_HELD_GAMES, (ids,))
-        players_cur = raw.execute(PG_LOCK_PLAYERS, (players,))
-        seq_cur = raw.execute(PG_SEQUENCES, (len(ids), ids))
-        active = active_cur.fetchone()  # the pipeline's first sync: one round trip
-        if active is None:
-            raise NotFoundError("there is no active ratings version")
-        version = ledger._version_raw(raw, int(active[0]))
-        stored = {r[0]: (stored_hash(r[1]), int(r[2])) for r in stored_cur.fetchall()}
-        derive = repeat_answers(raw, "%s", ledger._version_raw, subs, stored) if answers else None
-        games = set() if games_cur is None else {r[0] for r in games_cur.fetchall()}
-        batch = Batch(subs, stored, derive, games, held)
-        ratings = {}
-        played = {}
-        for pid, rating, count in players_cur.fetchall():
-            ratings[pid] = rating
-            played[pid] = count
-        known = set(ratings)
-        sequences = sorted(int(r[0]) for r in seq_cur.fetchall())
-        if len(sequences) < len(batch.todo):
-            raise TryAgain("a match of the batch was stored concurrently")
-        rows_out = rate_batch(batch, version, ratings, played, sequences)
-        if rows_out.matches:
-            write_rows_pg(raw, version.id, rows_out, known)
-            write_players_pg(raw, version.id, ratings, played, rows_out.last_seq, known)
-            append_match_events(raw, version.id, rows_out)  # its table lock is held until the commit
-            # Under the feed's lock, which serialises the writers until their commit anyway: taken
-            # before it, the hot rows' locks made writers wait on one another (-13% writes/s).
-            move_counts(raw, True, version.id, rating_moves(rows_out.changes, ratings, known))
-        # The statements above are on their way (each execute sends its own): the server runs
-        # them while this builds the answers, before the commit waits for it.
-        batch.answer(rows_out, version)
-    return batch.settle()
+    # Conflicts with void/re-rate's EXCLUSIVE lock, so the active version read is current.
+    raw.execute("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
+    active_cur = raw.execute("SELECT id FROM rating_versions WHERE active")
+    stored_cur = raw.execute(PG_STORED, (ids,))
+    games_cur = None if held is None else raw.execute(PG_HELD_GAMES, (ids,))
+    players_cur = raw.execute(PG_LOCK_PLAYERS, (players,))
+    seq_cur = raw.execute(PG_SEQUENCES, (len(ids), ids))
+    active = active_cur.fetchone()  # the pipeline's first sync: one round trip
+    if active is None:
+        raise NotFoundError("there is no active ratings version")
+    version = ledger._version_raw(raw, int(active[0]))
+    stored = {r[0]: (stored_hash(r[1]), int(r[2])) for r in stored_cur.fetchall()}
+    derive = repeat_answers(raw, "%s", ledger._version_raw, subs, stored) if answers else None
+    games = set() if games_cur is None else {r[0] for r in games_cur.fetchall()}
+    batch = Batch(subs, stored, derive, games, held)
+    ratings = {}
+    played = {}
+    for pid, rating, count in players_cur.fetchall():
+        ratings[pid] = rating
+        played[pid] = count
+    known = set(ratings)
+    sequences = sorted(int(r[0]) for r in seq_cur.fetchall())
+    if len(sequences) < len(batch.todo):
+        raise TryAgain("a match of the batch was stored concurrently")
+    rows_out = rate_batch(batch, version, ratings, played, sequences)
+    if rows_out.matches:
+        write_rows_pg(raw, version.id, rows_out, known)
+        write_players_pg(raw, version.id, ratings, played, rows_out.last_seq, known)
+        append_match_events(raw, version.id, rows_out)  # its table lock is held until the commit
+        # Under the feed's lock, which serialises the writers until their commit anyway: taken
+        # before it, the hot rows' locks made writers wait on one another (-13% writes/s).
+        move_counts(raw, True, version.id, rating_moves(rows_out.changes, ratings, known))
+    # The statements above are on their way (each execute sends its own): the server runs
+    # them while this builds the answers, before the commit waits for it.
+    batch.answer(rows_out, version)
+    return batch
 
 
 def write_rows_pg(raw: psycopg.Connection[Any], version_id: int, rows: BatchRows, known: set[str]) -> None:

@@ -62,12 +62,14 @@ class WriterSession:
         return count
 
     def close(self) -> None:
-        """Return the connection to the pool (on PostgreSQL with the default plan choice again)."""
+        """Return the connection to the pool (on PostgreSQL as the pool handed it out: the default
+        plan choice, out of autocommit mode)."""
         if self._conn is not None:
             raw = self._conn.driver_connection
             if isinstance(raw, psycopg.Connection) and not raw.broken:
                 try:
                     _plan_cache_mode(raw, "auto")
+                    raw.autocommit = False
                 except psycopg.Error:  # a connection that cannot say it is not handed out again
                     self._conn.invalidate()
             self._conn.close()
@@ -120,10 +122,15 @@ class WriterSession:
     def _apply_once(
         self, subs: Sequence[Submission], answers: bool, held: HeldRefusal | None
     ) -> list[ApplyOutcome]:
+        if self._conn is not None and _unusable(self._conn.driver_connection):
+            self._conn.invalidate()  # lost, or closed after a failed ROLLBACK (write_pg.rollback)
+            self._conn = None
         if self._conn is None:
             self._conn = self.ledger.db.write.raw_connection()
             if isinstance(self._conn.driver_connection, psycopg.Connection):
                 _plan_cache_mode(self._conn.driver_connection, "force_generic_plan")
+                # apply_pg sends its batch's BEGIN and COMMIT itself (two round trips a batch).
+                self._conn.driver_connection.autocommit = True
         raw = self._conn.driver_connection
         if isinstance(raw, sqlite3.Connection):
             return apply_sqlite(self.ledger, raw, subs, answers=answers, held=held)
@@ -136,6 +143,11 @@ class WriterSession:
                 self._conn = None
                 raise TryAgain("the database connection was lost") from exc
             raise
+
+
+def _unusable(raw: object) -> bool:
+    """Whether a held PostgreSQL connection can take no more batches."""
+    return isinstance(raw, psycopg.Connection) and (raw.closed or raw.broken)
 
 
 def _plan_cache_mode(raw: psycopg.Connection[Any], mode: str) -> None:

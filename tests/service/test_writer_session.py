@@ -1,0 +1,169 @@
+"""The writer's PostgreSQL session: generic plans, the batch's own BEGIN and COMMIT (what commits,
+what rolls back), and the connection it gives back to the pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+
+from conftest import _reset_pg
+from sedma_elo.core.model import Match
+from sedma_elo.service import Ledger, submission_from_match
+from sedma_elo.service.games.queue import libpq_url
+from sedma_elo.service.ledger import write_pg
+from sedma_elo.service.ledger.batch import Batch
+from sedma_elo.service.payload import Submission
+from sedma_elo.storage import open_database
+
+pytestmark = pytest.mark.postgres
+
+
+def _mode(raw: Any) -> str:
+    assert isinstance(raw, psycopg.Connection)
+    row = raw.execute("SHOW plan_cache_mode").fetchone()
+    raw.rollback()
+    assert row is not None
+    return str(row[0])
+
+
+def _sub(match_id: str, a: str = "p1", b: str = "p2") -> Submission:
+    return submission_from_match(Match.single(a, b, "a", match_id=match_id))
+
+
+def _stored(url: str) -> tuple[int, int, int]:
+    """Ledger rows, rating changes and rated players, read on a connection of its own."""
+    with psycopg.connect(libpq_url(url)) as conn:
+        counts = [
+            conn.execute(f"SELECT count(*) FROM {t}").fetchone()
+            for t in ("matches", "rating_changes", "player_ratings")
+        ]
+    return tuple(int(c[0]) for c in counts if c is not None)  # type: ignore[return-value]
+
+
+def _status(ledger_session: Any) -> psycopg.pq.TransactionStatus:
+    raw = ledger_session._conn.driver_connection
+    assert isinstance(raw, psycopg.Connection)
+    return raw.info.transaction_status
+
+
+@pytest.fixture
+def ledger(pg_database: str) -> Any:
+    _reset_pg(pg_database)
+    db = open_database(pg_database, pool_size=1, max_overflow=0)
+    ledger = Ledger(db)
+    ledger.ensure_version()
+    yield ledger
+    db.dispose()
+
+
+def test_a_writer_session_uses_generic_plans(ledger: Ledger) -> None:
+    """While a writer session holds its connection, its statements are planned generically."""
+    with ledger.writer_session() as session:
+        session.apply([submission_from_match(Match.single("p1", "p2", "a", match_id="m-1"))])
+        assert session._conn is not None
+        assert _mode(session._conn.driver_connection) == "force_generic_plan"
+
+
+def test_the_pooled_connection_gets_the_default_back(ledger: Ledger) -> None:
+    """The connection a writer session returns to the pool plans as PostgreSQL chooses again."""
+    with ledger.writer_session() as session:
+        session.apply([submission_from_match(Match.single("p1", "p2", "a", match_id="m-1"))])
+    conn = ledger.db.write.raw_connection()  # the pool's only connection: the session's
+    try:
+        assert _mode(conn.driver_connection) == "auto"
+    finally:
+        conn.close()
+
+
+def test_a_batch_is_committed_before_apply_returns(ledger: Ledger, pg_database: str) -> None:
+    """Another connection sees a batch's rows while the session still holds its connection."""
+    with ledger.writer_session() as session:
+        outcomes = session.apply([_sub("m-1"), _sub("m-2", "p3", "p4")])
+        assert [o.status for o in outcomes] == ["created", "created"]
+        assert _stored(pg_database) == (2, 4, 4)
+        assert _status(session) == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_a_batch_that_raises_before_its_commit_stores_nothing(
+    ledger: Ledger, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch failing in Python after its writes were sent is rolled back; the next one commits."""
+
+    def fail(self: Batch, *args: object) -> None:
+        raise RuntimeError("answers failed")
+
+    with ledger.writer_session() as session:
+        with monkeypatch.context() as patch:
+            patch.setattr(Batch, "answer", fail)
+            with pytest.raises(RuntimeError, match="answers failed"):
+                session.apply([_sub("m-1")])
+        assert _status(session) == psycopg.pq.TransactionStatus.IDLE
+        assert _stored(pg_database) == (0, 0, 0)
+        assert [o.status for o in session.apply([_sub("m-1")])] == ["created"]
+    assert _stored(pg_database) == (1, 2, 2)
+
+
+def test_a_statement_that_fails_rolls_the_batch_back(
+    ledger: Ledger, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement the server refuses after the batch's writes undoes them all."""
+
+    def divide(raw: psycopg.Connection[Any], *args: object) -> None:
+        raw.execute("SELECT 1 / 0")
+
+    with ledger.writer_session() as session:
+        with monkeypatch.context() as patch:
+            patch.setattr(write_pg, "move_counts", divide)
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                session.apply([_sub("m-1")])
+        assert _status(session) == psycopg.pq.TransactionStatus.IDLE
+        assert _stored(pg_database) == (0, 0, 0)
+        assert [o.status for o in session.apply([_sub("m-1")])] == ["created"]
+
+
+def test_a_retryable_failure_is_retried_on_the_same_connection(
+    ledger: Ledger, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A serialization failure in a batch's transaction is rolled back and the batch stored once."""
+    real = write_pg.move_counts
+    failures = [1]
+
+    def once(raw: psycopg.Connection[Any], *args: Any) -> None:
+        if failures:
+            failures.pop()
+            raw.execute("DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$")
+        real(raw, *args)
+
+    monkeypatch.setattr(write_pg, "move_counts", once)
+    with ledger.writer_session() as session:
+        assert [o.status for o in session.apply([_sub("m-1")])] == ["created"]
+        assert session.take_errors() == 1
+    assert failures == []
+    assert _stored(pg_database) == (1, 2, 2)
+
+
+def test_apply_pg_refuses_a_connection_outside_autocommit(ledger: Ledger) -> None:
+    """Without autocommit psycopg would wrap the batch's own BEGIN in a transaction of its own."""
+    conn = ledger.db.write.raw_connection()
+    try:
+        raw = conn.driver_connection
+        assert isinstance(raw, psycopg.Connection) and not raw.autocommit
+        with pytest.raises(ValueError, match="autocommit"):
+            write_pg.apply_pg(ledger, raw, [_sub("m-1")])
+    finally:
+        conn.close()
+
+
+def test_the_pooled_connection_leaves_autocommit(ledger: Ledger) -> None:
+    """The connection a writer session returns to the pool is out of autocommit mode again."""
+    with ledger.writer_session() as session:
+        session.apply([_sub("m-1")])
+        assert session._conn is not None
+        assert session._conn.driver_connection.autocommit
+    conn = ledger.db.write.raw_connection()  # the pool's only connection: the session's
+    try:
+        assert not conn.driver_connection.autocommit
+    finally:
+        conn.close()
