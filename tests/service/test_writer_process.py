@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from server import Server
 
-from conftest import Api, make_api, single
+from conftest import Api, _reset_pg, make_api, single
 from sedma_elo import Match
 from sedma_elo.errors import UnavailableError
 from sedma_elo.service import Ledger, submission_from_match
@@ -319,4 +319,29 @@ def test_a_timed_out_write_still_in_the_backlog_is_withdrawn(tmp_path: Any) -> N
     assert [type(a) for a in answers] == [UnavailableError, UnavailableError]
     assert [m.match_id for _, m in ledger.ledger()] == ["o-1"]
     assert writer.waiting() == 0
+    ledger.db.dispose()
+
+
+@pytest.mark.postgres
+def test_concurrent_batches_on_postgresql_keep_the_ledger_exact(pg_database: str) -> None:
+    """Submissions arriving while batches commit, among few players, are all stored once and rated
+    in order: ``verify`` replays the ledger to the stored ratings."""
+    _reset_pg(pg_database)
+    ledger = Ledger(open_database(pg_database))
+    ledger.ensure_version()
+    writer = ProcessWriter(WriterConfig(pg_database, max_batch=4), ledger, timeout=30)
+    writer.start()
+    players = [f"q{i}" for i in range(6)]  # few players: consecutive batches share them
+
+    async def post_all() -> list[Any]:
+        subs = [_single(f"c-{i}", players[i % 6], players[(i * 5 + 1) % 6]) for i in range(80)]
+        return await asyncio.gather(*(writer.submit(s) for s in subs))
+
+    try:
+        outcomes = asyncio.run(post_all())
+    finally:
+        writer.stop()
+    assert [o.status for o in outcomes] == ["created"] * 80
+    assert len(list(ledger.ledger())) == 80
+    assert ledger.verify().ok
     ledger.db.dispose()

@@ -6,8 +6,8 @@ commits. Statements run in the order sent, so every sequence is still taken with
 
 The writer's connection is in autocommit mode (:class:`~.writes.WriterSession`) and the batch sends
 ``BEGIN`` and ``COMMIT`` itself: psycopg's own transaction block in pipeline mode waits for the
-server at its start and twice at its end, four round trips a batch where two do (1.15x-1.26x the
-serial step; docs/service.md, "Two round trips a batch").
+server at its start and twice at its end, four round trips a batch where two do (1.14x-1.16x the
+serial step in `bench_writer_batches.py`; docs/service.md, "Two round trips a batch").
 """
 
 from __future__ import annotations
