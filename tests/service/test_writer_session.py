@@ -167,3 +167,33 @@ def test_the_pooled_connection_leaves_autocommit(ledger: Ledger) -> None:
         assert not conn.driver_connection.autocommit
     finally:
         conn.close()
+
+
+def test_statements_prepared_in_a_failed_batch_are_prepared_again(
+    ledger: Ledger, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A statement due to be prepared in a batch the server aborted is prepared again afterwards.
+
+    psycopg prepares a statement on its sixth run and counts it prepared once sent; in a pipeline
+    aborted by an earlier error the server skips that preparation. The failed batch's rollback
+    must clear psycopg's list, or the next batch names a statement the server never had.
+    """
+    real = write_pg.write_rows_pg
+
+    def abort_first(raw: psycopg.Connection[Any], *args: Any) -> None:
+        raw.execute("SELECT 1 / 0")  # the statements after it in the pipeline are skipped
+        real(raw, *args)
+
+    def failing(session: Any, match_id: str) -> None:
+        with monkeypatch.context() as patch:
+            patch.setattr(write_pg, "write_rows_pg", abort_first)
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                session.apply([_sub(match_id, "x1", "x2")])
+
+    with ledger.writer_session() as session:
+        failing(session, "f-1")  # not the session's first rollback: only that one cleared the list
+        for i in range(5):  # every statement of a batch run five times
+            assert [o.status for o in session.apply([_sub(f"m-{i}", f"a{i}", f"b{i}")])] == ["created"]
+        failing(session, "f-2")  # the sixth run: due to be prepared, skipped by the server
+        assert [o.status for o in session.apply([_sub("m-6", "a6", "b6")])] == ["created"]
+    assert _stored(pg_database) == (6, 12, 12)

@@ -77,7 +77,10 @@ def rollback(raw: psycopg.Connection[Any]) -> None:
     if raw.closed or raw.broken or raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
         return
     try:
-        raw.execute("ROLLBACK", prepare=False)
+        # psycopg's own rollback, not a ROLLBACK statement: it also forgets the statements it
+        # counts as prepared (DEALLOCATE ALL). In a pipeline the server aborted, a statement due
+        # to be prepared was skipped, and the next batch would name one the server never had.
+        raw.rollback()
     except psycopg.Error:  # its transaction state unknown: not used again
         raw.close()
 
