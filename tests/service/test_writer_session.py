@@ -61,7 +61,7 @@ def ledger(pg_database: str) -> Any:
 def test_a_writer_session_uses_generic_plans(ledger: Ledger) -> None:
     """While a writer session holds its connection, its statements are planned generically."""
     with ledger.writer_session() as session:
-        session.apply([submission_from_match(Match.single("p1", "p2", "a", match_id="m-1"))])
+        session.apply([_sub("m-1")])
         assert session._conn is not None
         assert _mode(session._conn.driver_connection) == "force_generic_plan"
 
@@ -69,7 +69,7 @@ def test_a_writer_session_uses_generic_plans(ledger: Ledger) -> None:
 def test_the_pooled_connection_gets_the_default_back(ledger: Ledger) -> None:
     """The connection a writer session returns to the pool plans as PostgreSQL chooses again."""
     with ledger.writer_session() as session:
-        session.apply([submission_from_match(Match.single("p1", "p2", "a", match_id="m-1"))])
+        session.apply([_sub("m-1")])
     conn = ledger.db.write.raw_connection()  # the pool's only connection: the session's
     try:
         assert _mode(conn.driver_connection) == "auto"

@@ -39,7 +39,7 @@ from .sql import (
 )
 from .types import ApplyOutcome, HeldRefusal
 
-__all__ = ["apply_pg", "rollback", "write_players_pg", "write_rows_pg"]
+__all__ = ["apply_pg", "write_players_pg", "write_rows_pg"]
 
 
 def apply_pg(
@@ -65,12 +65,12 @@ def apply_pg(
             batch = _apply_in_pipeline(ledger, raw, subs, answers, held)
             raw.execute("COMMIT", prepare=False)
     except BaseException:
-        rollback(raw)
+        _rollback(raw)
         raise
     return batch.settle()
 
 
-def rollback(raw: psycopg.Connection[Any]) -> None:
+def _rollback(raw: psycopg.Connection[Any]) -> None:
     """End a failed batch's transaction on the autocommit connection ``raw``, if one is still open
     (a statement failed, or the batch raised before its ``COMMIT``). Never raises: a connection
     whose ``ROLLBACK`` fails is closed, and its session, like one of a broken connection, drops it."""

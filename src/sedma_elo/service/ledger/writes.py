@@ -66,7 +66,9 @@ class WriterSession:
         plan choice, out of autocommit mode)."""
         if self._conn is not None:
             raw = self._conn.driver_connection
-            if isinstance(raw, psycopg.Connection) and not raw.broken:
+            if _unusable(raw):  # lost, or closed after a failed rollback: not handed out again
+                self._conn.invalidate()
+            elif isinstance(raw, psycopg.Connection):
                 try:
                     _plan_cache_mode(raw, "auto")
                     raw.autocommit = False
@@ -123,7 +125,7 @@ class WriterSession:
         self, subs: Sequence[Submission], answers: bool, held: HeldRefusal | None
     ) -> list[ApplyOutcome]:
         if self._conn is not None and _unusable(self._conn.driver_connection):
-            self._conn.invalidate()  # lost, or closed after a failed ROLLBACK (write_pg.rollback)
+            self._conn.invalidate()  # lost, or closed after a failed ROLLBACK (write_pg._rollback)
             self._conn = None
         if self._conn is None:
             self._conn = self.ledger.db.write.raw_connection()
