@@ -39,7 +39,7 @@ from .sql import (
 )
 from .types import ApplyOutcome, HeldRefusal
 
-__all__ = ["apply_pg", "write_players_pg", "write_rows_pg"]
+__all__ = ["apply_pg", "unusable", "write_players_pg", "write_rows_pg"]
 
 
 def apply_pg(
@@ -70,11 +70,17 @@ def apply_pg(
     return batch.settle()
 
 
+def unusable(raw: object) -> bool:
+    """Whether ``raw``, a writer's held connection, is a PostgreSQL one that can take no more
+    batches: lost (broken), or closed by :func:`_rollback`."""
+    return isinstance(raw, psycopg.Connection) and (raw.closed or raw.broken)
+
+
 def _rollback(raw: psycopg.Connection[Any]) -> None:
     """End a failed batch's transaction on the autocommit connection ``raw``, if one is still open
     (a statement failed, or the batch raised before its ``COMMIT``). Never raises: a connection
     whose ``ROLLBACK`` fails is closed, and its session, like one of a broken connection, drops it."""
-    if raw.closed or raw.broken or raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+    if unusable(raw) or raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
         return
     try:
         # psycopg's own rollback, not a ROLLBACK statement: it also forgets the statements it

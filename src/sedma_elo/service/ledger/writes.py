@@ -25,7 +25,7 @@ from ..payload import Submission, submission_from_match
 from .base import LedgerBase
 from .batch import TryAgain, is_retryable
 from .types import ApplyOutcome, HeldRefusal, ImportReport
-from .write_pg import apply_pg
+from .write_pg import apply_pg, unusable
 from .write_sqlite import apply_sqlite
 
 __all__ = ["WriterSession", "WritesMixin"]
@@ -66,7 +66,7 @@ class WriterSession:
         plan choice, out of autocommit mode)."""
         if self._conn is not None:
             raw = self._conn.driver_connection
-            if _unusable(raw):  # lost, or closed after a failed rollback: not handed out again
+            if unusable(raw):  # lost, or closed after a failed rollback: not handed out again
                 self._conn.invalidate()
             elif isinstance(raw, psycopg.Connection):
                 try:
@@ -124,7 +124,7 @@ class WriterSession:
     def _apply_once(
         self, subs: Sequence[Submission], answers: bool, held: HeldRefusal | None
     ) -> list[ApplyOutcome]:
-        if self._conn is not None and _unusable(self._conn.driver_connection):
+        if self._conn is not None and unusable(self._conn.driver_connection):
             self._conn.invalidate()  # lost, or closed after a failed ROLLBACK (write_pg._rollback)
             self._conn = None
         if self._conn is None:
@@ -145,11 +145,6 @@ class WriterSession:
                 self._conn = None
                 raise TryAgain("the database connection was lost") from exc
             raise
-
-
-def _unusable(raw: object) -> bool:
-    """Whether a held PostgreSQL connection can take no more batches."""
-    return isinstance(raw, psycopg.Connection) and (raw.closed or raw.broken)
 
 
 def _plan_cache_mode(raw: psycopg.Connection[Any], mode: str) -> None:
