@@ -19,6 +19,8 @@ local threads = {}
 -- `tid` is a global that setup() sets in each thread's own Lua state (a local here would hide it
 -- and make both threads send the same ids and bodies).
 local prefix = os.getenv("BENCH_PREFIX") or "%(prefix)s"
+-- BENCH_PREFER: a Prefer header to send (e.g. return=minimal for the answers' summary).
+local prefer = os.getenv("BENCH_PREFER")
 function setup(thread)
   thread:set("tid", #threads + 1)
   table.insert(threads, thread)
@@ -35,8 +37,10 @@ function request()
     '{"match_id":"%%s-%%d-%%d","player_a":"%(id)s","player_b":"%(id)s","winner":"%%s",' ..
     '"stats":{"a":{"won_by_16":%%d},"b":{"bad_moves":%%d}}}',
     prefix, tid, counter, a, b, (math.random() < 0.5) and "a" or "b", math.random(0, 2), math.random(0, 3))
-  return wrk.format("POST", "/v1/matches", {["Content-Type"] = "application/json",
-    ["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")}, body)
+  local headers = {["Content-Type"] = "application/json",
+    ["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")}
+  if prefer then headers["Prefer"] = prefer end
+  return wrk.format("POST", "/v1/matches", headers, body)
 end
 """
 
@@ -45,7 +49,8 @@ def write_lua(id_format: str, first: int, count: int = 10_000, prefix: str = "b"
     """A wrk script POSTing unique matches between two of players ``first``..``first + count - 1``.
 
     ``id_format`` is the Lua ``string.format`` pattern of a player's id from its number (``p%06d``);
-    match ids are ``<BENCH_PREFIX or prefix>-<thread>-<counter>``; the key comes from ``BENCH_KEY``.
+    match ids are ``<BENCH_PREFIX or prefix>-<thread>-<counter>``; the key comes from ``BENCH_KEY``,
+    a ``Prefer`` header from ``BENCH_PREFER`` (none when it is unset).
     """
     return _WRITE_LUA % {"prefix": prefix, "first": first, "last": first + count - 1, "id": id_format}
 

@@ -8,6 +8,9 @@ rates them under the reference rules, reads each result's explanation once (``re
 built lazily by ``rate()`` and paid for whatever the answer's encoding), then times only the text,
 for one-against-one and two-against-two matches.
 
+The summary answer (``Prefer: return=minimal``: ``views.summary_text``) is timed too, and checked
+to equal the full text's summary (``views.summary_of``) byte for byte.
+
 The same answer is also encoded the plain way, for comparison: the view as a dict
 (``views.match_view``, explanation sentences built per call) encoded by ``json.dumps``, by orjson
 and by msgspec (each skipped if not installed), and each encoder's text is compared with the
@@ -34,7 +37,7 @@ from typing import Any
 from sedma_elo.core.engine import RatingResult, rate
 from sedma_elo.core.rules import REFERENCE_RULES
 from sedma_elo.service.ledger import VersionInfo, now_text
-from sedma_elo.service.ledger.views import match_view, response_text, view_text
+from sedma_elo.service.ledger.views import match_view, response_text, summary_of, summary_text, view_text
 from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload
 
 VERSION = VersionInfo(1, "reference", REFERENCE_RULES, True, now_text())
@@ -148,6 +151,15 @@ def main() -> None:
                 f"{name} {label:<18}: {us:6.1f} µs per match ({us / base:4.2f}x the hand-built text),"
                 f" same bytes {same_bytes(work, encode):.1%}"
             )
+        us = microseconds_per_match(work, args.repeat, summary_text)
+        same = sum(
+            summary_text(sub, seq, VERSION, r) == summary_of(response_text(sub, seq, VERSION, r))
+            for seq, (sub, r) in enumerate(work, 1)
+        ) / len(work)
+        print(
+            f"{name} {'summary (minimal)':<18}: {us:6.1f} µs per match ({us / base:4.2f}x the hand-built"
+            f" text), the same bytes as the full text's summary {same:.1%}"
+        )
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ For each database (SQLite file, and a fresh PostgreSQL database on 127.0.0.1:543
    script as the match writes (printed as ``bare ASGI``); then
 3. start ``sedma-elo serve`` on 127.0.0.1 with the rate limit off;
 4. ``wrk`` POSTs unique matches among the first 10,000 players (Lua script below) with 16
-   connections, then repeats of seeded matches (the same body again), then reads the leaderboard
-   (limit 50) and single players;
+   connections (with ``--minimal``, then new matches again asking ``Prefer: return=minimal``, the
+   answers' summary), then repeats of seeded matches (the same body again), then reads the
+   leaderboard (limit 50) and single players;
 5. print requests/s, p50 and p99 latency and the count of non-2xx answers, the writes' ratio to the
    ceiling of their round (the mean over the rounds of a process count), repeats against new
    writes, and the last process count's mean writes/s against the first's; run ``sedma-elo verify``.
@@ -18,7 +19,7 @@ For each database (SQLite file, and a fresh PostgreSQL database on 127.0.0.1:543
 Usage::
 
     .venv/bin/python benchmarks/bench_service.py [--db sqlite|postgresql|both] [--duration 10] \
-        [--workers 1,2]
+        [--workers 1,2] [--minimal]
     .venv/bin/python benchmarks/bench_service.py --metrics-cost 3   # the metrics middleware's cost
     .venv/bin/python benchmarks/bench_service.py --reads-only --workers 1,2   # reads, cache off then on
     .venv/bin/python benchmarks/bench_service.py --reads-only --read-cache on --mixed 2 \
@@ -255,10 +256,22 @@ def bench(kind: str, args: argparse.Namespace) -> None:
         # The ceiling is measured again before each round: this machine's CPU speed moves by the
         # minute (9,610 and 14,437/s within an hour), so a ratio to a ceiling measured once drifts.
         rounds: list[tuple[int, float, float]] = []
+        summaries: list[tuple[int, float, float]] = []  # --minimal: the same for the summary answers
         for workers in counts:
             top = ceiling(args)
             print(f"  -- {workers} process{'es' if workers > 1 else ''}")
-            rounds.append((workers, served(url, key, workers, args), top))
+            full, minimal = served(url, key, workers, args)
+            rounds.append((workers, full, top))
+            summaries.append((workers, minimal, top))
+        if args.minimal:
+            for workers in dict.fromkeys(counts):
+                mine = [(w, t) for n, w, t in summaries if n == workers]
+                print(
+                    f"  writes/s with Prefer: return=minimal, {workers} process(es):"
+                    f" {statistics.mean(w for w, _ in mine):.0f}"
+                    f" = {statistics.mean(w / t for w, t in mine):.4f}x the ceiling (mean of {len(mine)};"
+                    " the goal below is the full answer's)"
+                )
         means: dict[int, float] = {}
         for workers in dict.fromkeys(counts):
             mine = [(new, top) for n, new, top in rounds if n == workers]
@@ -283,23 +296,30 @@ def bench(kind: str, args: argparse.Namespace) -> None:
         print(f"  verify: exit {verify.returncode}: {' '.join(verify.stdout.split())}")
 
 
-def served(url: str, key: str, workers: int, args: argparse.Namespace) -> float:
-    """Writes, repeats, leaderboard and player reads against ``serve --workers workers``; new writes/s."""
+def served(url: str, key: str, workers: int, args: argparse.Namespace) -> tuple[float, float]:
+    """Writes, repeats, leaderboard and player reads against ``serve --workers workers``: new
+    writes/s, and with ``--minimal`` new writes/s asking the summary answer (else NaN)."""
     proc = serve(url, args.port, workers)
     base = f"http://127.0.0.1:{args.port}"
+    minimal = float("nan")
     try:
         env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
         before = ledger_size(base)
         w = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, env)
         report("match writes", w)
         print(f"  {w['requests']} write requests answered; the ledger grew by {ledger_size(base) - before}")
+        if args.minimal:
+            prefer = {**env, "BENCH_PREFIX": f"m{secrets.token_hex(3)}", "BENCH_PREFER": "return=minimal"}
+            m = wrk(base, "/v1/matches", POST_LUA, args.duration, args.connections, prefer)
+            report("minimal writes", m)
+            minimal = rate(m)
         r = wrk(base, "/v1/matches", REPEAT_LUA, args.duration, args.connections, env)
         report("repeats", r)
         print(f"  repeats/s against new writes/s: {rate(r) / rate(w):.3f}x")
         read_phase(base, args)
     finally:
         stop(proc)
-    return rate(w)
+    return rate(w), minimal
 
 
 def read_phase(base: str, args: argparse.Namespace) -> None:
@@ -416,6 +436,11 @@ def main() -> None:
         default=0,
         metavar="ROUNDS",
         help="instead: match writes with SEDMA_ELO_METRICS off and on, alternating, ROUNDS times each",
+    )
+    parser.add_argument(
+        "--minimal",
+        action="store_true",
+        help="also post new matches with `Prefer: return=minimal` (the answers' summary) in each round",
     )
     args = parser.parse_args()
     if args.ceiling_child:

@@ -30,6 +30,8 @@ Variants:
   that the writer settles for the whole batch in one ``call_soon_threadsafe``;
 * ``pooled-games``: ``tuned`` with the waiting-game check as a read of its own on a pooled
   connection before each batch (before 12-01 evening) instead of inside the batch's transaction;
+* ``minimal``: ``tuned``, the writes sent with ``Prefer: return=minimal`` (the answer's summary
+  instead of the full explained answer);
 * ``before``: the server of another checkout (``--before OLD/src``, e.g. a ``git worktree`` of the
   11-29 commit), with its own database seeded by its own code, in the same alternating rounds.
 
@@ -83,6 +85,7 @@ VARIANTS = (
     "repeat-singly",
     "wrap-future",
     "pooled-games",
+    "minimal",
     "before",
 )
 
@@ -316,6 +319,8 @@ def main() -> None:
                         "BENCH_KEY": old_key if old else key,
                         "BENCH_PREFIX": f"r{n}{variant[:2]}{secrets.token_hex(2)}",
                     }
+                    if variant == "minimal":
+                        env["BENCH_PREFER"] = "return=minimal"
                     lua = REPEAT_LUA if args.workload == "repeats" else POST_LUA
                     cpu = cpu_seconds(proc.pid)
                     r = wrk(base, "/v1/matches", lua, args.duration, args.connections, env)

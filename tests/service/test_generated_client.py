@@ -147,6 +147,20 @@ def test_a_repeated_post_answers_200_with_the_first_answer(gen: Generated, poste
     assert same_json(r).to_dict() == posted["g-1"].to_dict()
 
 
+def test_a_minimal_post_answers_a_typed_summary(gen: Generated, posted: dict[str, Any]) -> None:
+    """With the documented ``prefer`` header the client parses the first answer's summary."""
+    r = gen.op("matches", "post_match").sync_detailed(
+        client=gen.writer, body=gen.models.MatchIn.from_dict(SINGLE), prefer="return=minimal"
+    )
+    assert r.status_code == 200 and r.headers["preference-applied"] == "return=minimal"
+    summary = same_json(r)
+    assert isinstance(summary, gen.models.MatchSummary)
+    first = posted["g-1"]
+    assert [(c.player_id, c.rating_after) for c in summary.changes] == [
+        (c.player_id, c.rating_after) for c in first.changes
+    ]
+
+
 def test_reads_return_typed_answers_that_round_trip(gen: Generated, posted: dict[str, Any]) -> None:
     """Match, player, search, history, recent changes, leaderboard and around parse and round-trip."""
     c = gen.public

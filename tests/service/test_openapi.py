@@ -34,6 +34,12 @@ def ref_of(response: dict[str, Any]) -> str:
     return str(response["content"]["application/json"]["schema"]["$ref"]).rsplit("/", 1)[-1]
 
 
+def refs_of(response: dict[str, Any]) -> list[str]:
+    """The model of an answer, or each model of an answer that may be one of several (``anyOf``)."""
+    schema = response["content"]["application/json"]["schema"]
+    return [str(s["$ref"]).rsplit("/", 1)[-1] for s in schema.get("anyOf", [schema])]
+
+
 def test_every_json_answer_names_a_model(schema: dict[str, Any]) -> None:
     """Each answer of each operation (but the Prometheus text of /metrics) has a model's schema."""
     seen = 0
@@ -41,8 +47,8 @@ def test_every_json_answer_names_a_model(schema: dict[str, Any]) -> None:
         for code, response in op["responses"].items():
             if (path, code) == ("/metrics", "200"):
                 continue
-            name = ref_of(response)
-            assert schema["components"]["schemas"][name]["properties"], (method, path, code)
+            for name in refs_of(response):
+                assert schema["components"]["schemas"][name]["properties"], (method, path, code)
             seen += 1
     assert seen > 60
 
@@ -87,15 +93,29 @@ def test_every_operation_documents_the_500_answer(schema: dict[str, Any]) -> Non
 
 
 def test_the_direct_write_route_is_documented_with_its_answers(schema: dict[str, Any]) -> None:
-    """POST /v1/matches (served by the direct route) documents 201 and 200 as MatchView."""
-    responses = schema["paths"]["/v1/matches"]["post"]["responses"]
-    assert ref_of(responses["201"]) == ref_of(responses["200"]) == "MatchView"
-    assert {"409", "503"} <= set(responses)
+    """POST /v1/matches (served by the direct route) documents 201 and 200 as MatchView, or
+    MatchSummary for the documented ``Prefer`` header."""
+    post = schema["paths"]["/v1/matches"]["post"]
+    for status in ("201", "200"):
+        answer = post["responses"][status]["content"]["application/json"]["schema"]["anyOf"]
+        assert [a["$ref"].rsplit("/", 1)[1] for a in answer] == ["MatchView", "MatchSummary"]
+    assert {"409", "503"} <= set(post["responses"])
+    assert [(p["name"], p["in"]) for p in post["parameters"]] == [("prefer", "header")]
 
 
 def test_models_are_closed(schema: dict[str, Any]) -> None:
     """Every answer model forbids keys it does not name, so an undocumented field is caught."""
-    names = ("MatchView", "Change", "Score", "Player", "LeaderboardPage", "Error", "ServerError")
+    names = (
+        "MatchView",
+        "Change",
+        "Score",
+        "MatchSummary",
+        "RatingMove",
+        "Player",
+        "LeaderboardPage",
+        "Error",
+    )
+    names += ("ServerError",)
     feed = ("ChangesOut", "MatchChange", "VoidChange", "RerateChange", "WebhookOut", "WebhooksOut")
     games = ("GameAccepted", "GameView", "AnalysisOut", "BadMoveOut", "ReportOut")
     for name in (*names, *feed, *games):
@@ -114,6 +134,9 @@ def test_real_answers_match_their_models(api: Api) -> None:
     c, admin = api.client, api.headers(api.admin_key)
     check(models.MatchView, api.post(single("m-1")), 201)
     check(models.MatchView, api.post(single("m-1")), 200)
+    minimal = {"Prefer": "return=minimal"} | api.headers(api.write_key)
+    check(models.MatchSummary, c.post("/v1/matches", json=single("m-1"), headers=minimal), 200)
+    check(models.MatchSummary, c.post("/v1/matches", json=single("m-2"), headers=minimal), 201)
     team = {"match_id": "t-1", "team_a": ["ann", "bob"], "team_b": ["cid", "dan"], "winner": "draw"}
     check(models.MatchView, api.post({**team, "stats": {"ann": {"won_by_16": 1}}}), 201)
     check(models.MatchView, c.get("/v1/matches/t-1", params={"lang": "de"}), 200)

@@ -90,6 +90,21 @@ def test_a_conflict_crosses_the_pipe_as_409(process_api: Api) -> None:
     assert "x-1" in refused.json()["detail"]
 
 
+def test_the_preference_crosses_the_pipe(process_api: Api) -> None:
+    """A ``Prefer: return=minimal`` write through the writer process answers the summary."""
+    headers = process_api.headers(process_api.write_key)
+    minimal = process_api.client.post(
+        "/v1/matches", json=single("s-1"), headers=headers | {"Prefer": "return=minimal"}
+    )
+    assert minimal.status_code == 201 and "explanation" not in minimal.text
+    full = process_api.client.post("/v1/matches", json=single("s-1"), headers=headers)
+    assert full.status_code == 200 and "explanation" in full.text
+    assert json.loads(minimal.text)["changes"] == [
+        {k: c[k] for k in ("player_id", "rating_before", "rating_after", "delta")}
+        for c in full.json()["changes"]
+    ]
+
+
 def test_a_player_read_after_a_write_sees_it(process_api: Api) -> None:
     """The read cache of the API process is fresh for a write the writer process committed."""
     assert process_api.post(single("r-1", "ann", "bob", "a")).status_code == 201

@@ -201,15 +201,21 @@ def canonical_text(match: Match, played_at: str | None) -> str:
 
 
 class Submission:
-    """A validated match ready for the ledger: the engine's :class:`Match` plus its canonical text."""
+    """A validated match ready for the ledger: the engine's :class:`Match` plus its canonical text.
 
-    __slots__ = ("body", "body_hash", "match", "played_at")
+    ``minimal``: its answer is to be the summary (``Prefer: return=minimal``, see
+    :func:`~sedma_elo.service.ledger.views.summary_view`), not the full explained answer. It is how
+    the client asks, not part of the match: the body and its hash do not hold it.
+    """
 
-    def __init__(self, match: Match, played_at: str | None) -> None:
+    __slots__ = ("body", "body_hash", "match", "minimal", "played_at")
+
+    def __init__(self, match: Match, played_at: str | None, *, minimal: bool = False) -> None:
         self.match = match
         self.body = canonical_text(match, played_at)
         self.body_hash = hashlib.sha256(self.body.encode()).hexdigest()
         self.played_at = played_at
+        self.minimal = minimal
 
     @property
     def match_id(self) -> str:

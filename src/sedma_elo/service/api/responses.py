@@ -41,12 +41,14 @@ __all__ = [
     "LeaderboardRow",
     "Live",
     "Malus",
+    "MatchSummary",
     "MatchView",
     "NewKey",
     "NotReady",
     "Player",
     "PlayerList",
     "PlayerSummary",
+    "RatingMove",
     "Ready",
     "RecentChanges",
     "Score",
@@ -269,6 +271,28 @@ class MatchView(Answer):
     match: SingleMatch | TeamMatch
     ratings_version: VersionRef
     changes: list[Change]
+
+
+class RatingMove(Answer):
+    """One player's rating before and after a match (a change of :class:`MatchSummary`)."""
+
+    player_id: str
+    rating_before: int
+    rating_after: int
+    delta: int
+
+
+class MatchSummary(Answer):
+    """A stored match's summary, the answer to a write sent with ``Prefer: return=minimal``:
+    :class:`MatchView` without the match and with each change cut to the ratings."""
+
+    match_id: str
+    sequence: int
+    played_at: datetime | None
+    voided: bool
+    void_reason: str | None
+    ratings_version: VersionRef
+    changes: list[RatingMove]
 
 
 # --- players and leaderboard ------------------------------------------------------------------

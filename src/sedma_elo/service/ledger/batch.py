@@ -20,7 +20,7 @@ from ...errors import ConflictError, SedmaEloError
 from ..payload import Submission
 from .rows import now_micros
 from .types import ApplyOutcome, HeldRefusal, VersionInfo
-from .views import response_text
+from .views import response_text, summary_of, summary_text
 
 __all__ = ["Batch", "BatchRows", "TryAgain", "is_retryable", "rate_batch"]
 
@@ -42,6 +42,17 @@ def is_retryable(exc: Exception) -> bool:
     if isinstance(exc, sqlite3.OperationalError):  # a writer outside the lock file outlasted busy_timeout
         return "database is locked" in str(exc).lower()
     return isinstance(exc, psycopg.Error) and exc.sqlstate in _RETRYABLE_SQLSTATES
+
+
+def _text(sub: Submission, seq: int, version: VersionInfo, result: RatingResult) -> str:
+    """The answer text of a new match in the form ``sub`` asks (the summary for ``minimal``)."""
+    return (summary_text if sub.minimal else response_text)(sub, seq, version, result)
+
+
+def _in_form(sub: Submission, answer: Callable[[int], str], sequence: int) -> str:
+    """``answer(sequence)`` (a stored match's full answer) in the form ``sub`` asks."""
+    text = answer(sequence)
+    return summary_of(text) if sub.minimal else text
 
 
 def _repeat_or_conflict(sub: Submission, body_hash: str, response: Callable[[], str]) -> ApplyOutcome:
@@ -74,6 +85,10 @@ class Batch:
     ) -> None:
         self.subs = subs
         self.outcomes: list[ApplyOutcome | None] = [None] * len(subs)
+        # Each new match's sequence and result: a repeat later in the batch may ask the other
+        # form of answer than the first occurrence got (:meth:`settle`).
+        self.created: dict[int, tuple[int, RatingResult]] = {}
+        self.version: VersionInfo | None = None
         self.first: dict[str, int] = {}
         self.todo: list[int] = []
         for i, sub in enumerate(subs):
@@ -81,7 +96,7 @@ class Batch:
             if refuse is not None and sub.match_id in held:
                 self.outcomes[i] = ApplyOutcome("error", error=refuse(sub.match_id))
             elif seen is not None:
-                text = partial(str) if answer is None else partial(answer, seen[1])
+                text = partial(str) if answer is None else partial(_in_form, sub, answer, seen[1])
                 self.outcomes[i] = _repeat_or_conflict(sub, seen[0], text)
             elif sub.match_id not in self.first:
                 self.first[sub.match_id] = i
@@ -94,7 +109,9 @@ class Batch:
         (call before :meth:`settle`).
         """
         for i, seq, result in rows.rated:
-            self.outcomes[i] = ApplyOutcome("created", response_text(self.subs[i], seq, version, result))
+            self.outcomes[i] = ApplyOutcome("created", _text(self.subs[i], seq, version, result))
+            self.created[i] = (seq, result)
+        self.version = version
         rows.rated.clear()
 
     def settle(self) -> list[ApplyOutcome]:
@@ -107,7 +124,13 @@ class Batch:
                 first = self.outcomes[j]
                 assert first is not None
                 if first.status == "created":
-                    outcome = _repeat_or_conflict(sub, self.subs[j].body_hash, partial(str, first.body))
+                    if sub.minimal == self.subs[j].minimal:
+                        text = partial(str, first.body)
+                    else:
+                        assert self.version is not None
+                        seq, result = self.created[j]
+                        text = partial(_text, sub, seq, self.version, result)
+                    outcome = _repeat_or_conflict(sub, self.subs[j].body_hash, text)
                 else:
                     outcome = first
             out.append(outcome)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import ValidationError as PydanticValidationError
@@ -20,7 +20,8 @@ from ..asgi import JsonText
 from ..bodies import CheckedJsonRoute, body_refusal
 from ..deps import LedgerDep, MatchId, WriteKey, WriterDep
 from ..errors import error_response, request_validation_response
-from ..responses import AUTH_ERRORS, BODY_ERRORS, MatchView, errors
+from ..prefer import APPLIED, PREFER_DOC, wants_minimal
+from ..responses import AUTH_ERRORS, BODY_ERRORS, MatchSummary, MatchView, errors
 from ..schemas import json_response
 
 __all__ = ["apply_payload", "router", "write_match"]
@@ -28,29 +29,35 @@ __all__ = ["apply_payload", "router", "write_match"]
 router = APIRouter(tags=["matches"], route_class=CheckedJsonRoute)
 
 
-async def apply_payload(writer: Submitter, payload: MatchIn) -> Response:
-    """Queue a validated match for the group writer and answer with its outcome (201 new, 200 repeat).
+async def apply_payload(writer: Submitter, payload: MatchIn, *, minimal: bool = False) -> Response:
+    """Queue a validated match for the group writer and answer with its outcome (201 new, 200 repeat):
+    the full answer, or with ``minimal`` its summary (``Prefer: return=minimal``).
 
     Raises:
         SedmaEloError: the match is refused (a conflict, a rating the engine refuses...).
     """
     sub = submission_from_payload(payload)
+    sub.minimal = minimal
     outcome = await writer.submit(sub)
     if outcome.error is not None:
         raise outcome.error
     if outcome.failure is not None:
         raise outcome.failure
-    return JsonText(outcome.body, 201 if outcome.status == "created" else 200)
+    answer = JsonText(outcome.body, 201 if outcome.status == "created" else 200)
+    if minimal:
+        answer.raw_headers.append(APPLIED)
+    return answer
 
 
 @router.post(
     "/v1/matches",
     status_code=201,
-    response_model=MatchView,
+    response_model=MatchView | MatchSummary,
     responses={
         200: {
-            "model": MatchView,
-            "description": "the same match_id with the same body again: the first answer, unchanged",
+            "model": MatchView | MatchSummary,
+            "description": "the same match_id with the same body again: the first answer, unchanged"
+            " (the summary of it with `Prefer: return=minimal`)",
         },
         **errors(
             *AUTH_ERRORS,
@@ -65,22 +72,34 @@ async def apply_payload(writer: Submitter, payload: MatchIn) -> Response:
         ),
     },
 )
-async def post_match(payload: MatchIn, _key: WriteKey, writer: WriterDep) -> Response:
-    """Apply a finished match exactly once; answer with its sequence and explained changes."""
-    return await apply_payload(writer, payload)
+async def post_match(
+    payload: MatchIn,
+    _key: WriteKey,
+    writer: WriterDep,
+    request: Request,
+    prefer: Annotated[str | None, Header(description=PREFER_DOC)] = None,
+) -> Response:
+    """Apply a finished match exactly once; answer with its sequence and explained changes (with
+    `Prefer: return=minimal`, with its summary: each player's rating before and after)."""
+    # ``prefer`` documents the header; every value is read, as a client may send several.
+    return await apply_payload(writer, payload, minimal=wants_minimal(request.headers.getlist("prefer")))
 
 
-def _auth_and_type(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None]:
+def _auth_type_prefer(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, str | None, list[str]]:
     """The first ``Authorization`` and ``Content-Type`` values of ASGI ``headers`` (names in lower case),
-    as ``starlette.datastructures.Headers.get`` gives them, in one pass over the list."""
+    as ``starlette.datastructures.Headers.get`` gives them, and every ``Prefer`` value, in one pass."""
     auth = ctype = None
+    prefer = []
     for name, value in headers:
         if name == b"authorization":
             if auth is None:
                 auth = value.decode("latin-1")
-        elif name == b"content-type" and ctype is None:
-            ctype = value.decode("latin-1")
-    return auth, ctype
+        elif name == b"content-type":
+            if ctype is None:
+                ctype = value.decode("latin-1")
+        elif name == b"prefer":
+            prefer.append(value.decode("latin-1"))
+    return auth, ctype, prefer
 
 
 async def write_match(
@@ -97,7 +116,7 @@ async def write_match(
     malformed JSON without a valid key gets 401 here, where FastAPI would parse first and answer 422.
     """
     try:
-        authorization, content_type = _auth_and_type(headers)
+        authorization, content_type, prefer = _auth_type_prefer(headers)
         await guard.authorize_async(bearer_secret(authorization), "write", address)
         refusal = body_refusal(content_type, raw)
         if refusal is not None:
@@ -111,7 +130,7 @@ async def write_match(
                     for e in exc.errors(include_url=False, include_context=False)
                 ]
             ) from exc
-        return await apply_payload(writer, payload)
+        return await apply_payload(writer, payload, minimal=wants_minimal(prefer))
     except SedmaEloError as exc:
         return error_response(exc)
     except RequestValidationError as exc:
