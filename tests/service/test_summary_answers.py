@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_derived_answers import BODIES, VARIANT
+from test_derived_answers import _sub as derived_sub
 
 from conftest import Api, _reset_pg, make_api, single
 from core.strategies import any_rules
@@ -21,14 +22,14 @@ from sedma_elo.core.rules import REFERENCE_RULES, Rules
 from sedma_elo.service import Ledger
 from sedma_elo.service.api.responses import MatchSummary, RatingMove
 from sedma_elo.service.ledger.views import SUMMARY_CHANGE_KEYS
-from sedma_elo.service.payload import MatchIn, Submission, submission_from_payload
+from sedma_elo.service.payload import Submission
 from sedma_elo.storage import open_database
 
 MINIMAL = {"Prefer": "return=minimal"}
 
 
 def _sub(body: dict[str, Any], minimal: bool) -> Submission:
-    sub = submission_from_payload(MatchIn.model_validate(body))
+    sub = derived_sub(body)
     sub.minimal = minimal
     return sub
 

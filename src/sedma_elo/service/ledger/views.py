@@ -64,10 +64,16 @@ def response_text(sub: Submission, seq: int, version: VersionInfo, result: Ratin
     ``ensure_ascii=False``, formatted directly: this runs on every match write.
     """
     changes = ",".join(change_to_json(result, c.player_id) for c in result.changes)
+    return _answer_text(sub, seq, version, f'"match":{sub.body},', changes)
+
+
+def _answer_text(sub: Submission, seq: int, version: VersionInfo, match: str, changes: str) -> str:
+    """A just-applied match's answer around its parts, in :func:`match_view`'s key order: ``match``
+    the ``"match":...,`` member (empty in the summary), ``changes`` the changes' texts joined."""
     return (
         f'{{"match_id":{json_string(sub.match_id)},"sequence":{json_scalar(seq)},'
-        f'"played_at":{json_scalar(sub.played_at)},"voided":false,"void_reason":null,'
-        f'"match":{sub.body},"ratings_version":{{"id":{json_scalar(version.id)},'
+        f'"played_at":{json_scalar(sub.played_at)},"voided":false,"void_reason":null,{match}'
+        f'"ratings_version":{{"id":{json_scalar(version.id)},'
         f'"label":{json_string(version.label)},"rules":{json_string(version.rules.label)}}},'
         f'"changes":[{changes}]}}'
     )
@@ -94,10 +100,4 @@ def summary_text(sub: Submission, seq: int, version: VersionInfo, result: Rating
         f'"rating_after":{json_scalar(c.rating_after)},"delta":{json_scalar(c.delta)}}}'
         for c in result.changes
     )
-    return (
-        f'{{"match_id":{json_string(sub.match_id)},"sequence":{json_scalar(seq)},'
-        f'"played_at":{json_scalar(sub.played_at)},"voided":false,"void_reason":null,'
-        f'"ratings_version":{{"id":{json_scalar(version.id)},'
-        f'"label":{json_string(version.label)},"rules":{json_string(version.rules.label)}}},'
-        f'"changes":[{changes}]}}'
-    )
+    return _answer_text(sub, seq, version, "", changes)
