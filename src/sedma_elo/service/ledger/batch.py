@@ -24,8 +24,9 @@ from .views import response_text, summary_of, summary_text
 
 __all__ = ["Batch", "BatchRows", "TryAgain", "is_retryable", "rate_batch"]
 
-#: unique_violation (a concurrent insert of the same id), serialization_failure, deadlock_detected
-_RETRYABLE_SQLSTATES = frozenset({"23505", "40001", "40P01"})
+#: unique_violation (a concurrent insert of the same id), serialization_failure, deadlock_detected,
+#: invalid_sql_statement_name (a statement the writer prepared was dropped: pg_pipe prepares it again)
+_RETRYABLE_SQLSTATES = frozenset({"23505", "40001", "40P01", "26000"})
 
 
 class TryAgain(Exception):

@@ -1,13 +1,14 @@
-"""The PostgreSQL write path: one batch in one transaction of two round trips (psycopg pipeline mode).
+"""The PostgreSQL write path: one batch in one transaction of two round trips.
 
 The first round trip begins the transaction, takes the locks and reads (active version, stored ids,
 the players' rows ``FOR UPDATE`` in player id order, then the sequences); the second writes and
 commits. Statements run in the order sent, so every sequence is still taken with the players locked.
 
-The writer's connection is in autocommit mode (:class:`~.writes.WriterSession`) and the batch sends
-``BEGIN`` and ``COMMIT`` itself: psycopg's own transaction block in pipeline mode waits for the
-server at its start and twice at its end, four round trips a batch where two do (1.14x-1.16x the
-serial step in `bench_writer_batches.py`; docs/service.md, "Two round trips a batch").
+Each round trip's statements go out together through a :class:`~.pg_pipe.Pipe` (libpq's pipeline
+mode, each statement prepared once per connection), not one by one through psycopg's pipeline:
+docs/service.md, "One send a phase". The writer's connection is in autocommit mode
+(:class:`~.writes.WriterSession`) and the batch sends ``BEGIN`` and ``COMMIT`` itself (two round
+trips a batch where psycopg's own transaction block takes four: "Two round trips a batch").
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .batch import Batch, BatchRows, TryAgain, rate_batch
 from .counts import move_counts, rating_moves
 from .feed_events import append_match_events
 from .pg_arrays import Int4Array, Int8Array, TextArray, array_of
+from .pg_pipe import Pipe, forget_prepared
 from .rows import PG_INTERN, fact_values, stored_hash
 from .sql import (
     PG_FACT_TYPES,
@@ -60,10 +62,8 @@ def apply_pg(
     if not raw.autocommit:
         raise ValueError("apply_pg needs a connection in autocommit mode: it sends BEGIN and COMMIT")
     try:
-        with raw.pipeline():  # its end sends everything and waits for the COMMIT
-            raw.execute("BEGIN", prepare=False)
-            batch = _apply_in_pipeline(ledger, raw, subs, answers, held)
-            raw.execute("COMMIT", prepare=False)
+        with Pipe(raw) as pipe:
+            batch = _apply_in_pipe(ledger, raw, pipe, subs, answers, held)
     except BaseException:
         _rollback(raw)
         raise
@@ -80,40 +80,51 @@ def _rollback(raw: psycopg.Connection[Any]) -> None:
     """End a failed batch's transaction on the autocommit connection ``raw``, if one is still open
     (a statement failed, or the batch raised before its ``COMMIT``). Never raises: a connection
     whose ``ROLLBACK`` fails is closed, and its session, like one of a broken connection, drops it."""
+    forget_prepared(raw)  # psycopg's rollback below may DEALLOCATE ALL
     if unusable(raw) or raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
         return
     try:
         # psycopg's own rollback, not a ROLLBACK statement: it also forgets the statements it
-        # counts as prepared (DEALLOCATE ALL). In a pipeline the server aborted, a statement due
-        # to be prepared was skipped, and the next batch would name one the server never had.
+        # counts as prepared (DEALLOCATE ALL), which a failed pipeline may have left half made.
         raw.rollback()
     except psycopg.Error:  # its transaction state unknown: not used again
         raw.close()
 
 
-def _apply_in_pipeline(
+def _apply_in_pipe(
     ledger: LedgerBase,
     raw: psycopg.Connection[Any],
+    pipe: Pipe,
     subs: Sequence[Submission],
     answers: bool,
     held: HeldRefusal | None,
 ) -> Batch:
-    """Send a batch's reads and writes after its ``BEGIN``; the batch, its answers built."""
+    """A batch in two phases on ``pipe``: the locks and reads (one round trip), then the writes,
+    sent together before the answers are built, and the ``COMMIT``; the batch, its answers built."""
     ids = TextArray(dict.fromkeys(s.match_id for s in subs))
     players = TextArray(sorted({p for s in subs for p in s.match.players}))
+    pipe.execute("BEGIN")
     # Conflicts with void/re-rate's EXCLUSIVE lock, so the active version read is current.
-    raw.execute("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
-    active_cur = raw.execute("SELECT id FROM rating_versions WHERE active")
-    stored_cur = raw.execute(PG_STORED, (ids,))
-    games_cur = None if held is None else raw.execute(PG_HELD_GAMES, (ids,))
-    players_cur = raw.execute(PG_LOCK_PLAYERS, (players,))
-    seq_cur = raw.execute(PG_SEQUENCES, (len(ids), ids))
-    active = active_cur.fetchone()  # the pipeline's first sync: one round trip
+    pipe.execute("LOCK TABLE matches IN ROW EXCLUSIVE MODE")
+    active_cur = pipe.execute("SELECT id FROM rating_versions WHERE active")
+    stored_cur = pipe.execute(PG_STORED, (ids,))
+    games_cur = None if held is None else pipe.execute(PG_HELD_GAMES, (ids,))
+    players_cur = pipe.execute(PG_LOCK_PLAYERS, (players,))
+    seq_cur = pipe.execute(PG_SEQUENCES, (len(ids), ids))
+    active = active_cur.fetchone()  # the phase's sync: one round trip
     if active is None:
         raise NotFoundError("there is no active ratings version")
+    # Out of pipeline mode between the phases: psycopg reads here on the same transaction.
     version = ledger._version_raw(raw, int(active[0]))
     stored = {r[0]: (stored_hash(r[1]), int(r[2])) for r in stored_cur.fetchall()}
-    derive = repeat_answers(raw, "%s", ledger._version_raw, subs, stored) if answers else None
+    derive = None
+    if answers:
+        repeats = repeat_answers(raw, "%s", ledger._version_raw, subs, stored)
+
+        def derive(sequence: int) -> str:
+            pipe.sync()  # a repeat's answer is read by psycopg: the writes' phase ends first
+            return repeats(sequence)
+
     games = set() if games_cur is None else {r[0] for r in games_cur.fetchall()}
     batch = Batch(subs, stored, derive, games, held)
     ratings = {}
@@ -127,21 +138,22 @@ def _apply_in_pipeline(
         raise TryAgain("a match of the batch was stored concurrently")
     rows_out = rate_batch(batch, version, ratings, played, sequences)
     if rows_out.matches:
-        write_rows_pg(raw, version.id, rows_out, known)
-        write_players_pg(raw, version.id, ratings, played, rows_out.last_seq, known)
-        append_match_events(raw, version.id, rows_out)  # its table lock is held until the commit
+        write_rows_pg(pipe, version.id, rows_out, known)
+        write_players_pg(pipe, version.id, ratings, played, rows_out.last_seq, known)
+        append_match_events(pipe, version.id, rows_out)  # its table lock is held until the commit
         # Under the feed's lock, which serialises the writers until their commit anyway: taken
         # before it, the hot rows' locks made writers wait on one another (-13% writes/s).
-        move_counts(raw, True, version.id, rating_moves(rows_out.changes, ratings, known))
-    # The statements above are on their way (each execute sends its own): the server runs
-    # them while this builds the answers, before the commit waits for it.
-    batch.answer(rows_out, version)
+        move_counts(pipe, True, version.id, rating_moves(rows_out.changes, ratings, known))
+    pipe.flush()  # the server stores the batch while the answers are built
+    batch.answer(rows_out, version)  # before the COMMIT: a batch that fails here stores nothing
+    pipe.execute("COMMIT")
+    pipe.sync()  # the commit confirmed: only then are the answers handed out
     return batch
 
 
-def write_rows_pg(raw: psycopg.Connection[Any], version_id: int, rows: BatchRows, known: set[str]) -> None:
+def write_rows_pg(raw: Pipe, version_id: int, rows: BatchRows, known: set[str]) -> None:
     """Insert a rated batch's ledger rows and rating changes: one statement per table over arrays
-    (fixed texts that psycopg prepares once per connection). Players not in ``known`` (rated in
+    (fixed texts that the pipe prepares once per connection). Players not in ``known`` (rated in
     this version before) are interned first; the statements look every key up themselves."""
     new = sorted(p for p in rows.last_seq if p not in known)
     if new:
@@ -166,7 +178,7 @@ def write_rows_pg(raw: psycopg.Connection[Any], version_id: int, rows: BatchRows
 
 
 def write_players_pg(
-    raw: psycopg.Connection[Any],
+    raw: Pipe | psycopg.Connection[Any],
     version_id: int,
     ratings: dict[str, int],
     played: dict[str, int],
