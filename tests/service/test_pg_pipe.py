@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sedma_elo.service.games.queue import libpq_url
 from sedma_elo.service.ledger.pg_arrays import Int4Array, Int8Array, TextArray
-from sedma_elo.service.ledger.pg_pipe import Pipe, forget_prepared
+from sedma_elo.service.ledger.pg_pipe import PREPARE_ON_USE, Pipe, forget_prepared
 
 pytestmark = pytest.mark.postgres
 
@@ -88,28 +88,33 @@ def test_a_transaction_spans_two_phases_and_psycopg_between(conn: psycopg.Connec
     assert conn.execute("SELECT sum(n) FROM t").fetchone() == (6,)
 
 
-def test_statements_are_prepared_once_per_session(conn: psycopg.Connection[Any]) -> None:
-    """A second pipe on the connection reuses the prepared statement instead of preparing again."""
-    for n in range(3):
+def _use(conn: psycopg.Connection[Any], times: int, query: str = "SELECT %s::int * 2") -> None:
+    for n in range(times):
         with Pipe(conn) as pipe:
-            assert pipe.execute("SELECT %s::int * 2", (n,)).fetchone() == (2 * n,)
+            pipe.execute(query, (n,)).fetchall()
+
+
+def test_a_statement_is_prepared_on_its_fifth_use_and_kept(conn: psycopg.Connection[Any]) -> None:
+    """Unnamed (planned for its values) four times, then prepared once for the session."""
+    _use(conn, PREPARE_ON_USE - 1)
+    assert _ours(conn) == []
+    _use(conn, 1)
+    assert len(_ours(conn)) == 1
+    _use(conn, 3)
     assert len(_ours(conn)) == 1
 
 
 def test_a_forgotten_session_is_asked_again(conn: psycopg.Connection[Any]) -> None:
     """After forget_prepared the pipe learns from the server what is prepared (no duplicate)."""
-    with Pipe(conn) as pipe:
-        pipe.execute("SELECT %s::int", (1,)).fetchall()
+    _use(conn, PREPARE_ON_USE)
     forget_prepared(conn)
-    with Pipe(conn) as pipe:
-        assert pipe.execute("SELECT %s::int", (2,)).fetchone() == (2,)
+    _use(conn, PREPARE_ON_USE + 1)
     assert len(_ours(conn)) == 1
 
 
 def test_a_statement_dropped_behind_its_back_fails_once_then_works(conn: psycopg.Connection[Any]) -> None:
     """DEALLOCATE ALL by another party: invalid_sql_statement_name (retryable), then prepared anew."""
-    with Pipe(conn) as pipe:
-        pipe.execute("SELECT %s::int", (1,)).fetchall()
+    _use(conn, PREPARE_ON_USE, "SELECT %s::int")
     conn.execute("DEALLOCATE ALL")
     with pytest.raises(psycopg.errors.InvalidSqlStatementName), Pipe(conn) as pipe:
         pipe.execute("SELECT %s::int", (1,)).fetchall()

@@ -4,12 +4,12 @@ psycopg's pipeline (``Connection.pipeline()``) sends and polls at every ``execut
 statement costs its Python layers (a cursor, the query's conversion, the prepared-statement
 manager, a poll and a send) and wakes the server for that statement alone. Measured on this
 machine (docs/service.md, "One send a phase"): 15 statements in a transaction cost the client
-about 800 µs and the server about 335 µs of CPU through psycopg's pipeline, and about 80-110 µs
-and 105-135 µs queued on the connection's ``pgconn`` and sent in one go. The writer sends its
-fixed statements (write_pg.py) through a :class:`Pipe` instead: each is prepared once per
-connection under a name of its own, its parameters dumped by psycopg's own dumpers (the typed
-arrays in binary, numbers and texts as text, as psycopg sends ``%s``), and the statements of one
-phase go out together, up to a ``Sync``.
+1,161-1,521 µs and the server 450-540 µs of CPU through psycopg's pipeline, and 206-216 µs and
+165-170 µs queued on the connection's ``pgconn`` and sent in one go. The writer sends its fixed
+statements (write_pg.py) through a :class:`Pipe` instead: each is prepared on its
+:data:`PREPARE_ON_USE`-th use on a session, under a name of its own; its parameters are dumped by
+psycopg's own dumpers (the typed arrays in binary, numbers and texts as text, as psycopg sends
+``%s``), and the statements of one phase go out together, up to a ``Sync``.
 
 Between two phases (after :meth:`Pipe.sync`) the connection is out of pipeline mode and psycopg
 can use it as usual, in the same transaction.
@@ -41,8 +41,25 @@ _UNNAMED = frozenset({"BEGIN", "COMMIT"})
 
 #: Query text (psycopg's ``%s``/``%b`` placeholders) -> (its ``$n`` text, its statement name).
 _TEXTS: dict[str, tuple[bytes, bytes]] = {}
-#: The statement names prepared on each connection's server session.
-_PREPARED: weakref.WeakKeyDictionary[psycopg.Connection[Any], set[bytes]] = weakref.WeakKeyDictionary()
+#: A statement is sent unnamed (planned for its values) on its first uses on a session and
+#: prepared on this one, as psycopg does (its ``prepare_threshold``): a plan made once and kept
+#: for the session must not be made on the near-empty tables of a new ledger or of an import's
+#: first batch, which it would then read by sequential scans for every row (the seed import of
+#: ``bench_service.py``, 50,000 matches in batches of 5,000, took 175 s instead of 10 s).
+PREPARE_ON_USE = 5
+
+
+class _Session:
+    """What the pipes know of one connection's server session."""
+
+    __slots__ = ("prepared", "uses")
+
+    def __init__(self, prepared: set[bytes]) -> None:
+        self.prepared = prepared  # statement names prepared on the session
+        self.uses: dict[bytes, int] = {}  # unnamed uses so far of the others
+
+
+_SESSIONS: weakref.WeakKeyDictionary[psycopg.Connection[Any], _Session] = weakref.WeakKeyDictionary()
 
 
 def forget_prepared(raw: psycopg.Connection[Any]) -> None:
@@ -51,17 +68,17 @@ def forget_prepared(raw: psycopg.Connection[Any]) -> None:
     Called when that may have changed: a failed phase (a statement prepared in it may not be),
     psycopg's ``rollback()`` of a failed transaction (which may send ``DEALLOCATE ALL``).
     """
-    _PREPARED.pop(raw, None)
+    _SESSIONS.pop(raw, None)
 
 
-def _prepared_on(raw: psycopg.Connection[Any]) -> set[bytes]:
-    """The names of the statements prepared by pipes on ``raw``'s session (asked once, then kept)."""
-    found = _PREPARED.get(raw)
+def _session_of(raw: psycopg.Connection[Any]) -> _Session:
+    """What pipes know of ``raw``'s session; its prepared statements asked of the server first."""
+    found = _SESSIONS.get(raw)
     if found is None:
         rows = raw.execute(
             "SELECT name FROM pg_prepared_statements WHERE name LIKE 'sedma\\_pipe\\_%'", prepare=False
         ).fetchall()
-        found = _PREPARED.setdefault(raw, {str(r[0]).encode() for r in rows})
+        found = _SESSIONS.setdefault(raw, _Session({str(r[0]).encode() for r in rows}))
     return found
 
 
@@ -117,7 +134,7 @@ class Pipe:
         self._raw = raw
         self._pg = raw.pgconn
         self._tx = Transformer(raw)
-        self._prepared = _prepared_on(raw)
+        self._session = _session_of(raw)
         self._queued: list[Pending | None] = []  # None: a statement's preparation
         self._sent = False  # the phase's Sync is queued
 
@@ -145,15 +162,24 @@ class Pipe:
         if query in _UNNAMED:
             self._pg.send_query_params(query.encode(), None)
         else:
-            text, name = _numbered(query)
-            if name not in self._prepared:
-                self._pg.send_prepare(name, text)
-                self._queued.append(None)
-                self._prepared.add(name)
-            self._pg.send_query_prepared(name, values, param_formats=formats)
+            self._send(query, values, formats)
         pending = Pending(self)
         self._queued.append(pending)
         return pending
+
+    def _send(self, query: str, values: list[Buffer | None], formats: list[pq.Format]) -> None:
+        text, name = _numbered(query)
+        session = self._session
+        if name not in session.prepared:
+            uses = session.uses.get(name, 0) + 1
+            if uses < PREPARE_ON_USE:
+                session.uses[name] = uses
+                self._pg.send_query_params(text, values, param_formats=formats)
+                return
+            self._pg.send_prepare(name, text)
+            self._queued.append(None)
+            session.prepared.add(name)
+        self._pg.send_query_prepared(name, values, param_formats=formats)
 
     def flush(self) -> None:
         """Send the statements queued so far, without a ``Sync`` and without waiting for results:
