@@ -66,8 +66,11 @@ def run(
 ) -> dict[str, str]:
     """One wrk run against ``base + path`` (2 threads, or 1 for one connection); its figures as text.
 
-    Keys: ``requests``, ``rps``, ``p50``, ``p99`` (``?`` when wrk printed none), ``non2xx`` and
-    ``socket_errors``. ``env`` is added to the environment the Lua script sees.
+    Keys: ``requests``, ``rps``, ``p50``, ``p99`` (``?`` when wrk printed none), ``non2xx``,
+    ``socket_errors`` and ``steal``: the share of the machine's CPU time that its hypervisor gave
+    to others during the run (``/proc/stat``; on this shared machine it has reached a third of it,
+    and a round with steal is not comparable with one without). ``env`` is added to the
+    environment the Lua script sees.
     """
     script = None
     cmd = ["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{duration}s", "--latency"]
@@ -77,7 +80,9 @@ def run(
             f.write(lua)
         script = f.name
         cmd += ["-s", script]
+    before = cpu_times()
     done = subprocess.run([*cmd, base + path], capture_output=True, text=True, env={**os.environ, **env})
+    steal = steal_share(before, cpu_times())
     if script:
         os.unlink(script)
     out = done.stdout
@@ -95,4 +100,23 @@ def run(
         "p99": find(r"99%\s+([\d.]+\w+)"),
         "non2xx": find(r"Non-2xx or 3xx responses: (\d+)", "0"),
         "socket_errors": find(r"Socket errors: (.*)", "none"),
+        "steal": "?" if steal is None else f"{steal:.0%}",
     }
+
+
+def cpu_times() -> list[int] | None:
+    """The machine's CPU time so far by kind (``/proc/stat``'s ``cpu`` line), or None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            return [int(n) for n in f.readline().split()[1:]]
+    except OSError:
+        return None
+
+
+def steal_share(before: list[int] | None, after: list[int] | None) -> float | None:
+    """The share of CPU time stolen by the hypervisor between two :func:`cpu_times` readings."""
+    if before is None or after is None:
+        return None
+    spent = [b - a for a, b in zip(before, after, strict=False)]
+    total = sum(spent)
+    return spent[7] / total if total and len(spent) > 7 else None

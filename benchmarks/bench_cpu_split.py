@@ -92,7 +92,10 @@ def main() -> None:
         finally:
             stop(proc)
     writes = int(result["requests"])
-    print(f"  {result['rps']} writes/s, p99 {result['p99']}, non-2xx {result['non2xx']}")
+    print(
+        f"  {result['rps']} writes/s, p99 {result['p99']}, non-2xx {result['non2xx']},"
+        f" steal {result['steal']}"
+    )
     sizes, count = (after_ - before_ for after_, before_ in zip(batches_after, batches_before, strict=True))
     if count:
         print(f"  {count:.0f} writer batches, {sizes / count:.1f} matches per batch")

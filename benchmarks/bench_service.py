@@ -115,7 +115,7 @@ def wrk(
 def report(name: str, r: dict[str, str]) -> None:
     print(
         f"  {name:<13}: {r['rps']:>9} req/s  p50 {r['p50']:>8}  p99 {r['p99']:>8}  "
-        f"non-2xx {r['non2xx']}  socket errors {r['socket_errors']}"
+        f"non-2xx {r['non2xx']}  socket errors {r['socket_errors']}  steal {r['steal']}"
     )
 
 

@@ -329,7 +329,10 @@ def main() -> None:
                     stop(proc)
                 per = cpu / max(int(r["requests"]), 1) * 1e6 if r["requests"] != "?" else float("nan")
                 print(f"  round {n + 1} {variant:<12} {r['rps']:>9} req/s", end="")
-                print(f"  p99 {r['p99']:>8}  non-2xx {r['non2xx']}  server CPU {per:6.0f} µs per request")
+                print(
+                    f"  p99 {r['p99']:>8}  non-2xx {r['non2xx']}  server CPU {per:6.0f} µs per request"
+                    f"  steal {r['steal']}"
+                )
                 cpus[variant].append(per)
                 rates[variant].append(float(r["rps"]))
     first = statistics.median(rates[variants[0]])
