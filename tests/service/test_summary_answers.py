@@ -8,11 +8,14 @@ full answer that another ledger, fed the same matches without the preference, ga
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ledgers import empty_ledger
 from test_derived_answers import BODIES, VARIANT
 from test_derived_answers import _sub as derived_sub
 
@@ -44,18 +47,24 @@ def _project(full: str) -> str:
     return json.dumps(view, separators=(",", ":"), ensure_ascii=False)
 
 
-def _ledgers(url: str, tmp_path: Any, rules: Rules = REFERENCE_RULES) -> tuple[Ledger, Ledger]:
-    """Two new ledgers under ``rules``: the first of ``url``'s kind (a new SQLite file, or the
-    PostgreSQL database emptied), the second a SQLite file (the answers are the same texts on both
-    kinds: tests/service/test_derived_answers.py)."""
+@contextmanager
+def _ledgers(url: str, tmp_path: Any, rules: Rules = REFERENCE_RULES) -> Iterator[tuple[Ledger, Ledger]]:
+    """Two new ledgers under ``rules``, disposed of at the end: the first of ``url``'s kind (a new
+    SQLite file, or the PostgreSQL database emptied), the second a SQLite file (the answers are the
+    same texts on both kinds: tests/service/test_derived_answers.py)."""
     if url.startswith("sqlite"):
         url = f"sqlite:///{tmp_path}/first.db"
     else:
         _reset_pg(url)
-    ledgers = (Ledger(open_database(url)), Ledger(open_database(f"sqlite:///{tmp_path}/second.db")))
-    for ledger in ledgers:
-        ledger.ensure_version(rules)
-    return ledgers
+    with ExitStack() as stack:
+        ledgers = []
+        for each in (url, f"sqlite:///{tmp_path}/second.db"):
+            db = open_database(each)
+            stack.callback(db.dispose)
+            ledger = Ledger(db)
+            ledger.ensure_version(rules)
+            ledgers.append(ledger)
+        yield ledgers[0], ledgers[1]
 
 
 def _apply_each(ledger: Ledger, bodies: list[dict[str, Any]], minimal: bool) -> list[str]:
@@ -74,8 +83,7 @@ def test_summary_constants_name_the_documented_change_keys() -> None:
 
 def test_a_minimal_write_answers_the_projection_of_the_full_answer(db_url: str, tmp_path: Any) -> None:
     """Every form of match, under the reference rules and then a variant: byte for byte the projection."""
-    full_ledger, minimal_ledger = _ledgers(db_url, tmp_path)
-    try:
+    with _ledgers(db_url, tmp_path) as (full_ledger, minimal_ledger):
         full, summaries = [], []
         for ledger, minimal, out in ((full_ledger, False, full), (minimal_ledger, True, summaries)):
             out += _apply_each(ledger, BODIES[:3], minimal)
@@ -83,16 +91,12 @@ def test_a_minimal_write_answers_the_projection_of_the_full_answer(db_url: str, 
             out += _apply_each(ledger, BODIES[3:], minimal)
         assert summaries == [_project(t) for t in full]
         assert "explanation" not in summaries[0] and '"match":' not in summaries[0]
-    finally:
-        full_ledger.db.dispose()
-        minimal_ledger.db.dispose()
 
 
 def test_repeats_answer_in_the_form_each_one_asks(db_url: str, tmp_path: Any) -> None:
     """A minimal repeat of a full first answer gets its summary; a full repeat of a minimal first
     gets the full answer a full first would have got."""
-    full_ledger, minimal_ledger = _ledgers(db_url, tmp_path)
-    try:
+    with _ledgers(db_url, tmp_path) as (full_ledger, minimal_ledger):
         full = _apply_each(full_ledger, BODIES, False)
         _apply_each(minimal_ledger, BODIES, True)
         again = full_ledger.apply([_sub(b, True) for b in BODIES])
@@ -100,16 +104,11 @@ def test_repeats_answer_in_the_form_each_one_asks(db_url: str, tmp_path: Any) ->
         again = minimal_ledger.apply([_sub(b, False) for b in BODIES])
         assert [o.status for o in again] == ["repeat"] * len(BODIES)
         assert [o.body for o in again] == full
-    finally:
-        full_ledger.db.dispose()
-        minimal_ledger.db.dispose()
 
 
-def test_a_repeat_in_the_same_batch_answers_in_its_own_form(db_url: str) -> None:
+def test_a_repeat_in_the_same_batch_answers_in_its_own_form(db_url: str, tmp_path: Any) -> None:
     """Full then minimal, and minimal then full, of one new match in one batch: each its own form."""
-    ledger = Ledger(open_database(db_url))
-    try:
-        ledger.ensure_version()
+    with empty_ledger(db_url, str(tmp_path)) as ledger:
         a, b = BODIES[2], BODIES[0]
         out = ledger.apply([_sub(a, False), _sub(a, True), _sub(b, True), _sub(b, False)])
         assert [o.status for o in out] == ["created", "repeat", "created", "repeat"]
@@ -117,23 +116,17 @@ def test_a_repeat_in_the_same_batch_answers_in_its_own_form(db_url: str) -> None
         assert out[2].body == _project(out[3].body)
         (later,) = ledger.apply([_sub(b, False)])  # derived from the stored facts
         assert later.body == out[3].body
-    finally:
-        ledger.db.dispose()
 
 
-def test_a_voided_match_repeats_the_summary_of_its_voided_view(db_url: str) -> None:
+def test_a_voided_match_repeats_the_summary_of_its_voided_view(db_url: str, tmp_path: Any) -> None:
     """After a void, a minimal repeat answers the voided view's summary: voided, no changes."""
-    ledger = Ledger(open_database(db_url))
-    try:
-        ledger.ensure_version()
+    with empty_ledger(db_url, str(tmp_path)) as ledger:
         _apply_each(ledger, BODIES[:2], False)
         ledger.void("d-1", "entered twice")
         (full,) = ledger.apply([_sub(BODIES[0], False)])
         (minimal,) = ledger.apply([_sub(BODIES[0], True)])
         assert minimal.body == _project(full.body)
         assert (json.loads(minimal.body)["voided"], json.loads(minimal.body)["changes"]) == (True, [])
-    finally:
-        ledger.db.dispose()
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -143,13 +136,9 @@ def test_summaries_are_projections_under_any_rules(
 ) -> None:
     """Under rule sets drawn from the whole declared space, the built summary is the projection."""
     bodies = [{**b, "winner": w} for b, w in zip(BODIES, winners, strict=True)]
-    full_ledger, minimal_ledger = _ledgers(db_url, tmp_path_factory.mktemp("rules"), rules)
-    try:
+    with _ledgers(db_url, tmp_path_factory.mktemp("rules"), rules) as (full_ledger, minimal_ledger):
         full = _apply_each(full_ledger, bodies, False)
         assert _apply_each(minimal_ledger, bodies, True) == [_project(t) for t in full]
-    finally:
-        full_ledger.db.dispose()
-        minimal_ledger.db.dispose()
 
 
 def test_http_minimal_answers_say_the_preference_was_applied(api: Api) -> None:
