@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import ValidationError as PydanticValidationError
 
 from sedma_elo.errors import ValidationError
 from sedma_elo.service import ServiceSettings, create_app
+from sedma_elo.service.settings import cpu_set
 
 _STRONG = "vN2kQ8pL5rT1wX7yB4mC9dF6gH3j"  # 28 URL-safe characters, as token_urlsafe gives
 
@@ -62,3 +65,23 @@ def test_bootstrap_admin_key_works_and_is_stored_hashed(tmp_path: Path) -> None:
         assert r.status_code == 200
         assert [k["scope"] for k in r.json()["items"]] == ["admin"]
     assert key.encode() not in Path(f"{tmp_path}/boot.db").read_bytes()
+
+
+@pytest.mark.parametrize("cpus", ["", "x", "0,", "1-0", "0-", "-1", "²", "9999"])
+def test_a_writer_cpu_list_that_is_not_one_is_refused(cpus: str) -> None:
+    """WRITER_CPUS must be a CPU list of CPUs this machine has; the error names the field."""
+    with pytest.raises(PydanticValidationError, match="writer_cpus"):
+        ServiceSettings(writer_cpus=cpus)
+
+
+@pytest.mark.parametrize(("cpus", "expected"), [("0", {0}), ("0,0", {0}), (" 0 ", {0}), ("0-0", {0})])
+def test_a_writer_cpu_list_gives_its_cpus(cpus: str, expected: set[int]) -> None:
+    """A CPU list names single CPUs and ranges, as Linux's lists do."""
+    assert ServiceSettings(writer_cpus=cpus).writer_cpu_set() == expected
+
+
+def test_cpu_ranges_take_every_cpu_between() -> None:
+    """``low-high`` is every CPU from low to high (checked against this machine's count)."""
+    count = os.cpu_count() or 1
+    assert cpu_set(f"0-{count - 1}") == set(range(count))
+    assert ServiceSettings().writer_cpu_set() is None

@@ -22,7 +22,8 @@ from server import Server
 from conftest import Api, _reset_pg, make_api, single
 from sedma_elo import Match
 from sedma_elo.errors import UnavailableError
-from sedma_elo.service import Ledger, submission_from_match
+from sedma_elo.service import Ledger, ServiceSettings, submission_from_match
+from sedma_elo.service.app import writer_config
 from sedma_elo.service.auth import create_key
 from sedma_elo.service.payload import Submission
 from sedma_elo.service.writer_process import ProcessWriter, SharedWriter, WriterConfig
@@ -160,6 +161,35 @@ def test_stop_answers_every_submission_it_was_handed(tmp_path: Any) -> None:
     assert writer.batches >= 60 // 7
     assert ledger.verify().ok
     db.dispose()
+
+
+@pytest.mark.skipif(len(getattr(os, "sched_getaffinity", lambda _: ())(0)) < 2, reason="needs 2 CPUs (Linux)")
+def test_the_writer_process_runs_on_its_cpus(tmp_path: Any) -> None:
+    """A writer process given CPUs runs on those, not on all of its parent's, and still applies."""
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    db = open_database(url)
+    ledger = Ledger(db)
+    ledger.ensure_version()
+    cpu = max(os.sched_getaffinity(0))
+    writer = ProcessWriter(WriterConfig(url, cpus=frozenset({cpu})), ledger)
+    writer.start()
+    try:
+        assert writer._process is not None and writer._process.pid is not None
+        assert os.sched_getaffinity(writer._process.pid) == {cpu}
+        future = writer.submit_nowait(submission_from_match(Match.single("p1", "p2", "a", match_id="c-1")))
+    finally:
+        writer.stop()  # answers what it was handed first
+        db.dispose()
+    assert future.result(timeout=0).status == "created"
+
+
+def test_serve_settings_give_the_writer_process_its_cpus(tmp_path: Any) -> None:
+    """WRITER_CPUS reaches the writer process's configuration; unset, it runs where it is started."""
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    pinned = writer_config(ServiceSettings(database_url=url, writer_process=True, writer_cpus="0"))
+    free = writer_config(ServiceSettings(database_url=url, writer_process=True))
+    assert pinned is not None and pinned.cpus == {0}
+    assert free is not None and free.cpus is None
 
 
 @pytest.fixture

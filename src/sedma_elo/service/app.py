@@ -89,6 +89,7 @@ def writer_config(settings: ServiceSettings) -> WriterConfig | None:
         settings.max_batch,
         pool_size=settings.pool_sizes().writer,
         wal_bound=_wal_bound(settings),
+        cpus=settings.writer_cpu_set(),
     )
 
 

@@ -8,10 +8,11 @@ rate limit switched off.
 from __future__ import annotations
 
 import ipaddress
+import os
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..core.provisional import PROVISIONAL_MATCHES
@@ -28,6 +29,7 @@ __all__ = [
     "GameWorkerPools",
     "PoolSizes",
     "ServiceSettings",
+    "cpu_set",
     "is_loopback",
 ]
 
@@ -129,6 +131,11 @@ class ServiceSettings(BaseSettings):
     writer_authkey: SecretStr | None = Field(
         default=None, description="the key of that shared writer process, in hex (serve sets it)"
     )
+    writer_cpus: str | None = Field(
+        default=None,
+        description="Linux: the CPUs the writer process runs on, as a CPU list such as 0 or 0,2-3"
+        " (none: any); beside a PostgreSQL server on the same machine, pin both to the same CPUs",
+    )
     wal_checkpoint_seconds: float = Field(
         default=0.05,
         ge=0,
@@ -202,6 +209,17 @@ class ServiceSettings(BaseSettings):
     )
     webhook_retry_max: float = Field(default=600.0, gt=0, le=86_400, description="longest retry delay")
 
+    @field_validator("writer_cpus")
+    @classmethod
+    def _check_cpus(cls, value: str | None) -> str | None:
+        if value is not None:
+            cpu_set(value)
+        return value
+
+    def writer_cpu_set(self) -> frozenset[int] | None:
+        """The CPUs of :attr:`writer_cpus`, or ``None`` (any)."""
+        return None if self.writer_cpus is None else cpu_set(self.writer_cpus)
+
     def pool_sizes(self) -> PoolSizes:
         """Each pool's size in one process.
 
@@ -253,6 +271,34 @@ class ServiceSettings(BaseSettings):
             check_key_strength("admin_key", self.admin_key.get_secret_value())
         if self.rate_limit == 0 and not is_loopback(self.host):
             raise ValidationError("rate_limit", "must be > 0 when listening on a non-loopback address")
+
+
+def cpu_set(text: str) -> frozenset[int]:
+    """The CPUs of a Linux CPU list (``0``, ``0,2-3``), each one this machine has.
+
+    Raises:
+        ValueError: not such a list, a range that runs down, a CPU beyond ``os.cpu_count()``, or a
+            system without ``os.sched_setaffinity`` (only Linux has it).
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        raise ValueError("CPU affinity needs Linux (os.sched_setaffinity)")
+    count = os.cpu_count() or 1
+    cpus: set[int] = set()
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        if not _number(first) or (dash and not _number(last)):
+            raise ValueError(f"{text!r} is not a CPU list such as 0 or 0,2-3")
+        low, high = int(first), int(last) if dash else int(first)
+        if low > high:
+            raise ValueError(f"{part.strip()!r}: a range runs from the lower CPU up")
+        if high >= count:
+            raise ValueError(f"CPU {high} is not on this machine (CPUs 0-{count - 1})")
+        cpus.update(range(low, high + 1))
+    return frozenset(cpus)
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdecimal()
 
 
 def is_loopback(host: str) -> bool:

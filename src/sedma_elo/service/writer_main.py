@@ -70,6 +70,8 @@ class WriterConfig:
     pool_size: int = 2
     #: SQLite: the writers' ``wal_autocheckpoint`` (pages), or None for SQLite's own.
     wal_bound: int | None = None
+    #: The CPUs the process runs on (Linux), or None for those it inherits.
+    cpus: frozenset[int] | None = None
 
 
 def serve_writer(
@@ -83,6 +85,8 @@ def serve_writer(
     # The API processes count this process's batches from its answers; with prometheus-client's
     # multiprocess mode on, this process would add its own files to the sums.
     os.environ.pop(MULTIPROC_ENV, None)
+    if config.cpus is not None:  # first: the threads started later run on the same CPUs
+        os.sched_setaffinity(0, config.cpus)
     # Ctrl-C or a supervisor's SIGTERM reach the whole process group: this process stops when
     # told or when ``control`` is gone, after answering what it was handed.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
