@@ -4,9 +4,10 @@ For each database (SQLite file, and a fresh PostgreSQL database on 127.0.0.1:543
 
 1. seed the ledger through the normal import path: ``--players`` players (default 100,000), each in
    one match, so the leaderboard has that many rows;
-2. for each ``--workers`` count in turn (``1,2,1,2`` alternates): measure the bare-ASGI ceiling, an
-   app that only reads and parses the JSON body, under the same uvicorn settings and the same wrk
-   script as the match writes (printed as ``bare ASGI``); then
+2. for each ``--workers`` count in turn (``1,2,2,1``: a steady drift of the machine's speed or of
+   the growing ledger's falls on both counts alike, where ``1,2,1,2`` puts it on 2): measure the
+   bare-ASGI ceiling, an app that only reads and parses the JSON body, under the same uvicorn
+   settings and the same wrk script as the match writes (printed as ``bare ASGI``); then
 3. start ``sedma-elo serve`` on 127.0.0.1 with the rate limit off;
 4. ``wrk`` POSTs unique matches among the first 10,000 players (Lua script below) with 16
    connections (with ``--minimal``, then new matches again asking ``Prefer: return=minimal``, the
@@ -14,12 +15,13 @@ For each database (SQLite file, and a fresh PostgreSQL database on 127.0.0.1:543
    leaderboard (limit 50) and single players;
 5. print requests/s, p50 and p99 latency and the count of non-2xx answers, the writes' ratio to the
    ceiling of their round (the mean over the rounds of a process count), repeats against new
-   writes, and the last process count's mean writes/s against the first's; run ``sedma-elo verify``.
+   writes, and each other process count's mean writes/s against the first's (also as the ratio of
+   their ratios to the ceilings); run ``sedma-elo verify``.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_service.py [--db sqlite|postgresql|both] [--duration 10] \
-        [--workers 1,2] [--minimal]
+        [--workers 1,2,2,1] [--minimal]
     .venv/bin/python benchmarks/bench_service.py --metrics-cost 3   # the metrics middleware's cost
     .venv/bin/python benchmarks/bench_service.py --reads-only --workers 1,2   # reads, cache off then on
     .venv/bin/python benchmarks/bench_service.py --reads-only --read-cache on --mixed 2 \
@@ -32,6 +34,7 @@ Needs ``wrk`` on the PATH: ``sudo apt-get install -y wrk`` (Debian, Ubuntu), ``b
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
@@ -46,7 +49,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -131,9 +134,12 @@ def port_free(port: int) -> None:
             sys.exit(f"port {port} is in use: stop what listens there or pass --port")
 
 
-def started(cmd: list[str], health: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """Run ``cmd`` in its own process group and wait until ``health`` answers."""
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+def started(
+    cmd: list[str], health: str, env: dict[str, str] | None = None, cpus: set[int] | None = None
+) -> subprocess.Popen[bytes]:
+    """Run ``cmd`` in its own process group (on ``cpus``, if given) and wait until ``health`` answers."""
+    pin = None if cpus is None else lambda: os.sched_setaffinity(0, cpus)
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=pin)
     for _ in range(3000):  # five minutes: a loaded machine (load 20) started two processes in 115 s
         try:
             # 10 s: /healthz counts the ledger, 2.3 s for 10 M matches at load 10 (a 1 s timeout
@@ -162,11 +168,53 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         time.sleep(0.1)
 
 
-def serve(url: str, port: int, workers: int, **extra_env: str) -> subprocess.Popen[bytes]:
+def serve(
+    url: str, port: int, workers: int, cpus: set[int] | None = None, **extra_env: str
+) -> subprocess.Popen[bytes]:
+    """``sedma-elo serve`` with the rate limit off, its processes on ``cpus`` (the writer process
+    on its own ``SEDMA_ELO_WRITER_CPUS`` if ``extra_env`` gives them)."""
     port_free(port)
     env = {**os.environ, "SEDMA_ELO_RATE_LIMIT": "0", **extra_env}
     cmd = [SEDMA_ELO, "serve", "--database-url", url, "--port", str(port), "--workers", str(workers)]
-    return started(cmd, f"http://127.0.0.1:{port}/healthz", env)
+    return started(cmd, f"http://127.0.0.1:{port}/healthz", env, cpus)
+
+
+#: ``--pin``: the writer process and the database server on the first CPU, the API processes (and
+#: the bare-ASGI ceiling's app) on the others: docs/service.md, "A fast hour, and the order of the rounds".
+WRITER_CPUS = {0}
+
+
+def api_cpus() -> set[int]:
+    """The CPUs ``--pin`` leaves to the API processes: all but :data:`WRITER_CPUS`."""
+    return set(range(os.cpu_count() or 1)) - WRITER_CPUS or WRITER_CPUS
+
+
+@contextmanager
+def database_server_on(cpus: set[int]) -> Iterator[None]:
+    """The PostgreSQL server's processes on ``cpus`` (a backend started meanwhile inherits them from
+    the postmaster), every CPU again afterwards. Needs the right to set another user's affinity."""
+
+    def server_processes() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            with contextlib.suppress(OSError):
+                if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
+                    found.append(int(entry.name))
+        return found
+
+    def pin_all(target: set[int]) -> None:
+        for pid in server_processes():
+            with contextlib.suppress(ProcessLookupError):
+                os.sched_setaffinity(pid, target)
+
+    try:
+        pin_all(cpus)
+    except PermissionError:
+        sys.exit("--pin sets the PostgreSQL server's CPUs: run it as root (or as the server's user)")
+    try:
+        yield
+    finally:
+        pin_all(set(range(os.cpu_count() or 1)))
 
 
 @contextmanager
@@ -217,15 +265,17 @@ def ceiling_app() -> Any:
     return app
 
 
-def serve_ceiling(port: int) -> subprocess.Popen[bytes]:
-    """Start the ceiling app under uvicorn as ``serve`` runs it (same loop, parser, log settings)."""
+def serve_ceiling(port: int, cpus: set[int] | None = None) -> subprocess.Popen[bytes]:
+    """Start the ceiling app under uvicorn as ``serve`` runs it (same loop, parser, log settings),
+    on ``cpus`` if given (those of the API processes it stands for)."""
     port_free(port)
-    return started([sys.executable, __file__, "--ceiling-child", str(port)], f"http://127.0.0.1:{port}/")
+    cmd = [sys.executable, __file__, "--ceiling-child", str(port)]
+    return started(cmd, f"http://127.0.0.1:{port}/", cpus=cpus)
 
 
 def ceiling(args: argparse.Namespace) -> float:
     """Requests/s of the bare-ASGI ceiling under the match-write wrk script."""
-    proc = serve_ceiling(args.port)
+    proc = serve_ceiling(args.port, api_cpus() if args.pin else None)
     try:
         env = {"BENCH_KEY": "none", "BENCH_PREFIX": "c"}
         r = wrk(
@@ -243,8 +293,12 @@ def rate(r: dict[str, str]) -> float:
 
 def bench(kind: str, args: argparse.Namespace) -> None:
     """One database: the ceiling, then writes, repeats and reads for each process count."""
-    print(f"== {kind} ({args.players} players, {args.connections} connections, {args.duration} s each)")
-    with fresh_database(kind) as url:
+    pinned = f"; --pin: writer and server on CPUs {WRITER_CPUS}, API on {api_cpus()}" if args.pin else ""
+    print(
+        f"== {kind} ({args.players} players, {args.connections} connections, {args.duration} s each{pinned})"
+    )
+    server = database_server_on(WRITER_CPUS) if args.pin and kind == "postgresql" else nullcontext()
+    with fresh_database(kind) as url, server:
         key = seed(url, args.players)
         counts = [int(n) for n in str(args.workers).split(",")] if args.workers else [1]
         if args.reads_only:
@@ -285,21 +339,34 @@ def bench(kind: str, args: argparse.Namespace) -> None:
                 f" ceiling measured just before (mean of {len(mine)}: {each});"
                 f" >= {GOAL_WRITES:,.0f}/s and >= {GOAL_RATIO:.2f}x: {'met' if met else 'NOT met'}"
             )
-        if len(means) > 1:
-            first, last = counts[0], counts[-1]
-            against = means[last] / means[first]
+        first = counts[0]
+        for other in [n for n in means if n != first]:
+            # Against the first count's rounds, also per round's ceiling: the machine's speed and
+            # the ledger's size drift through a run (``1,2,2,1`` puts a steady drift on both alike).
+            against = means[other] / means[first]
+            scaled = _ceiling_ratio(rounds, other) / _ceiling_ratio(rounds, first)
             print(
-                f"  writes/s, {last} processes against {first}: {against:.3f}x (means);"
+                f"  writes/s, {other} processes against {first}: {against:.3f}x (means),"
+                f" {scaled:.3f}x (ratios to their ceilings);"
                 f" not slower: {'met' if against >= 1 else 'NOT met'}"
             )
         verify = subprocess.run([SEDMA_ELO, "verify", "--database-url", url], capture_output=True, text=True)
         print(f"  verify: exit {verify.returncode}: {' '.join(verify.stdout.split())}")
 
 
+def _ceiling_ratio(rounds: list[tuple[int, float, float]], workers: int) -> float:
+    """The mean of ``workers``' rounds' writes over the ceiling measured just before each."""
+    return statistics.mean(w / t for n, w, t in rounds if n == workers)
+
+
 def served(url: str, key: str, workers: int, args: argparse.Namespace) -> tuple[float, float]:
     """Writes, repeats, leaderboard and player reads against ``serve --workers workers``: new
     writes/s, and with ``--minimal`` new writes/s asking the summary answer (else NaN)."""
-    proc = serve(url, args.port, workers)
+    if args.pin:
+        writer = ",".join(map(str, sorted(WRITER_CPUS)))
+        proc = serve(url, args.port, workers, api_cpus(), SEDMA_ELO_WRITER_CPUS=writer)
+    else:
+        proc = serve(url, args.port, workers)
     base = f"http://127.0.0.1:{args.port}"
     minimal = float("nan")
     try:
@@ -441,6 +508,12 @@ def main() -> None:
         "--minimal",
         action="store_true",
         help="also post new matches with `Prefer: return=minimal` (the answers' summary) in each round",
+    )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the writer process and the PostgreSQL server on CPU 0, the API processes and the"
+        " ceiling's app on the others (SEDMA_ELO_WRITER_CPUS; the server's processes need root)",
     )
     args = parser.parse_args()
     if args.ceiling_child:

@@ -32,6 +32,9 @@ Variants:
   connection before each batch (before 12-01 evening) instead of inside the batch's transaction;
 * ``minimal``: ``tuned``, the writes sent with ``Prefer: return=minimal`` (the answer's summary
   instead of the full explained answer);
+* ``pinned``: ``tuned`` with the writer process (``SEDMA_ELO_WRITER_CPUS``) and, on PostgreSQL, the
+  database server's processes on CPU 0, the API process on the others (``bench_service.py --pin``;
+  setting the server's CPUs needs root);
 * ``before``: the server of another checkout (``--before OLD/src``, e.g. a ``git worktree`` of the
   11-29 commit), with its own database seeded by its own code, in the same alternating rounds.
 
@@ -63,7 +66,19 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_service import POST_LUA, REPEAT_LUA, fresh_database, port_free, seed, started, stop, wrk
+from bench_service import (
+    POST_LUA,
+    REPEAT_LUA,
+    WRITER_CPUS,
+    api_cpus,
+    database_server_on,
+    fresh_database,
+    port_free,
+    seed,
+    started,
+    stop,
+    wrk,
+)
 
 #: Variants that patch the write path in the server's process, so run its writer on a thread of
 #: it: compare them with ``writer-thread``.
@@ -86,6 +101,7 @@ VARIANTS = (
     "wrap-future",
     "pooled-games",
     "minimal",
+    "pinned",
     "before",
 )
 
@@ -255,11 +271,15 @@ def start(
 ) -> tuple[subprocess.Popen[bytes], str]:
     port_free(port)
     base = f"http://127.0.0.1:{port}"
+    cpus = None
     if env is None:
         cmd = [sys.executable, __file__, "--child", variant, url, str(port)]
+        if variant == "pinned":
+            cpus = api_cpus()
+            env = {**os.environ, "SEDMA_ELO_WRITER_CPUS": ",".join(map(str, sorted(WRITER_CPUS)))}
     else:
         cmd = [sys.executable, "-c", BEFORE_SERVE, url, str(port)]
-    proc = started(cmd, f"{base}/healthz", env)
+    proc = started(cmd, f"{base}/healthz", env, cpus)
     return proc, base
 
 
@@ -273,6 +293,26 @@ def seed_before(url: str, players: int, env: dict[str, str]) -> str:
         text=True,
     ).stdout
     return out.strip().splitlines()[-1]
+
+
+def one_round(
+    variant: str, n: int, url: str, key: str, args: argparse.Namespace, env: dict[str, str] | None
+) -> tuple[dict[str, str], float]:
+    """Round ``n`` of ``variant``: a fresh server, ``wrk`` against it; wrk's figures and the
+    server's CPU µs per request (its process tree, from ``/proc``)."""
+    proc, base = start(variant, url, args.port, env)
+    try:
+        wrk_env = {"BENCH_KEY": key, "BENCH_PREFIX": f"r{n}{variant[:2]}{secrets.token_hex(2)}"}
+        if variant == "minimal":
+            wrk_env["BENCH_PREFER"] = "return=minimal"
+        lua = REPEAT_LUA if args.workload == "repeats" else POST_LUA
+        cpu = cpu_seconds(proc.pid)
+        r = wrk(base, "/v1/matches", lua, args.duration, args.connections, wrk_env)
+        cpu = cpu_seconds(proc.pid) - cpu
+    finally:
+        stop(proc)
+    per = cpu / max(int(r["requests"]), 1) * 1e6 if r["requests"] != "?" else float("nan")
+    return r, per
 
 
 def main() -> None:
@@ -313,21 +353,17 @@ def main() -> None:
         for n in range(args.rounds):
             for variant in variants:
                 old = variant == "before"
-                proc, base = start(variant, old_url if old else url, args.port, old_env if old else None)
-                try:
-                    env = {
-                        "BENCH_KEY": old_key if old else key,
-                        "BENCH_PREFIX": f"r{n}{variant[:2]}{secrets.token_hex(2)}",
-                    }
-                    if variant == "minimal":
-                        env["BENCH_PREFER"] = "return=minimal"
-                    lua = REPEAT_LUA if args.workload == "repeats" else POST_LUA
-                    cpu = cpu_seconds(proc.pid)
-                    r = wrk(base, "/v1/matches", lua, args.duration, args.connections, env)
-                    cpu = cpu_seconds(proc.pid) - cpu
-                finally:
-                    stop(proc)
-                per = cpu / max(int(r["requests"]), 1) * 1e6 if r["requests"] != "?" else float("nan")
+                # `pinned` on PostgreSQL: the server's processes on the writer's CPU for this round.
+                pin = variant == "pinned" and args.db == "postgresql"
+                with database_server_on(WRITER_CPUS) if pin else contextlib.nullcontext():
+                    r, per = one_round(
+                        variant,
+                        n,
+                        old_url if old else url,
+                        old_key if old else key,
+                        args,
+                        old_env if old else None,
+                    )
                 print(f"  round {n + 1} {variant:<12} {r['rps']:>9} req/s", end="")
                 print(
                     f"  p99 {r['p99']:>8}  non-2xx {r['non2xx']}  server CPU {per:6.0f} µs per request"
