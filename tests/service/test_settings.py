@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError as PydanticValidationError
+from typer.testing import CliRunner
 
+from sedma_elo.cli import app as cli_app
 from sedma_elo.errors import ValidationError
 from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.settings import cpu_set
@@ -85,3 +87,15 @@ def test_cpu_ranges_take_every_cpu_between() -> None:
     count = os.cpu_count() or 1
     assert cpu_set(f"0-{count - 1}") == set(range(count))
     assert ServiceSettings().writer_cpu_set() is None
+
+
+def test_serve_with_a_cpu_the_machine_lacks_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`serve` with WRITER_CPUS beyond the machine stops before it creates anything, naming the setting."""
+    for name in ("HOST", "PORT", "DATABASE_URL", "ACCESS_LOG", "LOG_FORMAT"):
+        monkeypatch.setenv(f"SEDMA_ELO_{name}", "")  # serve sets them; the monkeypatch restores them after
+    monkeypatch.setenv("SEDMA_ELO_WRITER_CPUS", str(os.cpu_count()))
+    db = tmp_path / "ledger.db"
+    result = CliRunner().invoke(cli_app, ["serve", "--create", "--database-url", f"sqlite:///{db}"])
+    assert result.exit_code == 2
+    assert "writer_cpus" in result.output
+    assert not db.exists()
