@@ -60,6 +60,15 @@ def test_rows_are_the_ones_psycopg_reads(
             assert label.fetchone() == (text, True)
 
 
+def test_an_escaped_percent_is_read_as_psycopg_reads_it(conn: psycopg.Connection[Any]) -> None:
+    """``%%`` is a literal ``%`` (not a parameter) in the pipe's statements, as in psycopg's."""
+    query = "SELECT %s::int %% 3, 'a%%b' LIKE %s, %s::text"
+    params = (7, "a%b", "x")
+    expected = conn.execute(query, params).fetchone()
+    with Pipe(conn) as pipe:
+        assert pipe.execute(query, params).fetchone() == expected == (1, True, "x")
+
+
 def test_a_phase_is_one_sync_and_leaves_pipeline_mode(conn: psycopg.Connection[Any]) -> None:
     """Every result is there after the first fetch; psycopg then uses the connection as usual."""
     with Pipe(conn) as pipe:

@@ -18,6 +18,7 @@ can use it as usual, in the same transaction.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import weakref
 from collections.abc import Generator, Sequence
@@ -35,7 +36,7 @@ from .pg_arrays import PgArray
 __all__ = ["Pending", "Pipe", "forget_prepared"]
 
 _OK = (pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK)
-_PLACEHOLDER = re.compile(r"%[sb]")
+_PLACEHOLDER = re.compile(r"%([sb%])")  # a parameter, or psycopg's escaped "%%"
 # Statement texts that are sent unnamed (parsed each time: nothing to plan).
 _UNNAMED = frozenset({"BEGIN", "COMMIT"})
 
@@ -83,11 +84,12 @@ def _session_of(raw: psycopg.Connection[Any]) -> _Session:
 
 
 def _numbered(query: str) -> tuple[bytes, bytes]:
-    """``query`` with ``$1``, ``$2``... for its placeholders, and its statement's name."""
+    """``query`` with ``$1``, ``$2``... for its placeholders and ``%`` for each ``%%`` (as psycopg
+    reads them), and its statement's name."""
     found = _TEXTS.get(query)
     if found is None:
-        count = iter(range(1, 1000))
-        text = _PLACEHOLDER.sub(lambda _: f"${next(count)}", query)
+        count = itertools.count(1)
+        text = _PLACEHOLDER.sub(lambda m: "%" if m[1] == "%" else f"${next(count)}", query)
         # Named by the text itself, so a name can never stand for another text on a session.
         name = f"sedma_pipe_{hashlib.sha1(text.encode()).hexdigest()[:20]}"
         found = _TEXTS.setdefault(query, (text.encode(), name.encode()))
