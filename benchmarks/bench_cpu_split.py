@@ -3,12 +3,14 @@
 Seeds a fresh database (as ``bench_service.py`` does: 5,000 matches among ``--players``), starts
 ``sedma-elo serve`` on 127.0.0.1 (one process), warms it with 5 s of writes, then reads every
 process's CPU time (Linux ``/proc``) before and after ``--duration`` seconds of ``wrk`` POSTing new
-matches with 16 connections. Prints writes/s, and per process name (``sedma-elo``: the API process;
-``python``: its writer process; ``postgres``: the database server's processes) the cores used and
-the CPU per write, and the mean writer batch (``sedma_elo_write_batch_size`` from ``/metrics``).
-wrk's own CPU is not counted (it has ended by the second reading). ``--workers N`` runs N API
-processes sharing one writer process (``serve --workers N``); the API processes are then named
-``python`` too.
+matches with 16 connections. Prints writes/s, and per role the cores used and the CPU per write:
+``API processes`` (the service's processes that hold its listening socket, with uvicorn's
+supervisor under ``--workers N``), ``writer process`` (the service's other processes: the writer
+and multiprocessing's resource tracker), ``postgres`` (the database server's processes) and any
+other busy process by name; with ``--workers N`` also the API processes one by one and the
+connections each holds (uvicorn's processes share one listening socket, so the split is whatever
+their accepts made it). And the mean writer batch (``sedma_elo_write_batch_size`` from
+``/metrics``). wrk's own CPU is not counted (it has ended by the second reading).
 
 Usage::
 
@@ -21,6 +23,7 @@ Needs ``wrk`` (Debian: ``apt-get install -y wrk``).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import os
 import secrets
@@ -47,6 +50,64 @@ def cpu_by_process() -> dict[int, tuple[str, int]]:
             fields = raw.rsplit(")", 1)[1].split()
             found[int(entry.name)] = (name, int(fields[11]) + int(fields[12]))
     return found
+
+
+def socket_inodes(pid: int) -> set[str]:
+    """The inodes of the sockets ``pid`` holds open (empty if it has ended or is not ours to read)."""
+    found = set()
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    found.add(target[8:-1])
+    return found
+
+
+def listening_inodes(port: int) -> set[str]:
+    """The inodes of the IPv4 TCP sockets listening on ``port`` (``/proc/net/tcp``)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # 0A: LISTEN
+            found.add(fields[9])
+    return found
+
+
+def descendants(root: int) -> set[int]:
+    """``root`` and every process below it."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        found.add(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def roles(serve_pid: int, port: int) -> dict[int, str]:
+    """The service's processes by role: ``API process`` if it holds the listening socket on ``port``
+    (uvicorn's supervisor too, under ``--workers N``), else ``writer process``."""
+    listening = listening_inodes(port)
+    return {
+        pid: "API process" if socket_inodes(pid) & listening else "writer process"
+        for pid in descendants(serve_pid)
+    }
+
+
+def connections_by_pid(port: int, pids: set[int]) -> dict[int, int]:
+    """How many established connections to ``port`` each of ``pids`` holds."""
+    established = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":  # 01: ESTABLISHED
+            established.add(fields[9])
+    return {pid: len(socket_inodes(pid) & established) for pid in pids}
 
 
 def batch_totals(base: str) -> tuple[float, float]:
@@ -85,8 +146,15 @@ def main() -> None:
             wrk(base, "/v1/matches", POST_LUA, 5, 16, {"BENCH_KEY": key, "BENCH_PREFIX": "warm"})
             env = {"BENCH_KEY": key, "BENCH_PREFIX": f"b{secrets.token_hex(3)}"}
             batches_before = batch_totals(base)
+            role = roles(proc.pid, args.port)
             before, start = cpu_by_process(), time.monotonic()
-            result = wrk(base, "/v1/matches", POST_LUA, args.duration, 16, env)
+            running = concurrent.futures.ThreadPoolExecutor(1).submit(
+                wrk, base, "/v1/matches", POST_LUA, args.duration, 16, env
+            )
+            time.sleep(min(2.0, args.duration / 2))  # wrk's connections are open by now
+            api = {pid for pid, name in role.items() if name == "API process"}
+            held = connections_by_pid(args.port, api)
+            result = running.result()
             after, seconds = cpu_by_process(), time.monotonic() - start
             batches_after = batch_totals(base)
         finally:
@@ -100,14 +168,25 @@ def main() -> None:
     if count:
         print(f"  {count:.0f} writer batches, {sizes / count:.1f} matches per batch")
     by_name: dict[str, int] = {}
+    by_api: dict[int, int] = {}
     for pid, (name, ticks) in after.items():
         used = ticks - before.get(pid, (name, 0))[1]
         if used:
-            by_name[name] = by_name.get(name, 0) + used
+            label = role.get(pid, name)
+            by_name[label] = by_name.get(label, 0) + used
+            if held.get(pid):
+                by_api[pid] = used
     hz = os.sysconf("SC_CLK_TCK")
-    for name, ticks in sorted(by_name.items(), key=lambda item: -item[1])[:6]:
+
+    def line(label: str, ticks: int) -> str:
         cpu = ticks / hz
-        print(f"  {name:16s} {cpu / seconds:5.2f} cores  {cpu / writes * 1e6:6.0f} µs per write")
+        return f"  {label:24s} {cpu / seconds:5.2f} cores  {cpu / writes * 1e6:6.0f} µs per write"
+
+    for name, ticks in sorted(by_name.items(), key=lambda item: -item[1])[:6]:
+        print(line(name, ticks))
+    if args.workers > 1:
+        for pid, count in sorted(held.items(), key=lambda item: -item[1]):
+            print(line(f"  API {pid}, {count} conns", by_api.get(pid, 0)))
 
 
 if __name__ == "__main__":
