@@ -4,7 +4,7 @@ Seeds a fresh database (as ``bench_service.py`` does: 5,000 matches among ``--pl
 ``sedma-elo serve`` on 127.0.0.1 (one process), warms it with 5 s of writes, then reads every
 process's CPU time (Linux ``/proc``) before and after ``--duration`` seconds of ``wrk`` POSTing new
 matches with 16 connections. Prints writes/s, and per role the cores used and the CPU per write:
-``API processes`` (the service's processes that hold its listening socket, with uvicorn's
+``API process`` (the service's processes that hold its listening socket, with uvicorn's
 supervisor under ``--workers N``), ``writer process`` (the service's other processes: the writer
 and multiprocessing's resource tracker), ``postgres`` (the database server's processes) and any
 other busy process by name; with ``--workers N`` also the API processes one by one and the
@@ -148,13 +148,12 @@ def main() -> None:
             batches_before = batch_totals(base)
             role = roles(proc.pid, args.port)
             before, start = cpu_by_process(), time.monotonic()
-            running = concurrent.futures.ThreadPoolExecutor(1).submit(
-                wrk, base, "/v1/matches", POST_LUA, args.duration, 16, env
-            )
-            time.sleep(min(2.0, args.duration / 2))  # wrk's connections are open by now
-            api = {pid for pid, name in role.items() if name == "API process"}
-            held = connections_by_pid(args.port, api)
-            result = running.result()
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                running = pool.submit(wrk, base, "/v1/matches", POST_LUA, args.duration, 16, env)
+                time.sleep(min(2.0, args.duration / 2))  # wrk's connections are open by now
+                api = {pid for pid, name in role.items() if name == "API process"}
+                held = connections_by_pid(args.port, api)
+                result = running.result()
             after, seconds = cpu_by_process(), time.monotonic() - start
             batches_after = batch_totals(base)
         finally:
@@ -185,8 +184,8 @@ def main() -> None:
     for name, ticks in sorted(by_name.items(), key=lambda item: -item[1])[:6]:
         print(line(name, ticks))
     if args.workers > 1:
-        for pid, count in sorted(held.items(), key=lambda item: -item[1]):
-            print(line(f"  API {pid}, {count} conns", by_api.get(pid, 0)))
+        for pid, conns in sorted(held.items(), key=lambda item: -item[1]):
+            print(line(f"  API {pid}, {conns} conns", by_api.get(pid, 0)))
 
 
 if __name__ == "__main__":
