@@ -17,7 +17,7 @@ import gc, sys
 import pytest
 from fastapi.testclient import TestClient
 from sedma_elo.service import ServiceSettings, create_app, runtime
-runtime.tune_process()
+runtime.tune_process(**({"freeze": True} if sys.argv[2] == "freeze" else {}))
 with TestClient(create_app(ServiceSettings(database_url=sys.argv[1], rate_limit=0))) as client:
     assert client.get("/healthz").status_code == 200
     print(sys.getswitchinterval(), gc.get_freeze_count() > 0)
@@ -34,14 +34,26 @@ def test_the_app_factory_changes_nothing_process_wide(tmp_path: Path) -> None:
     assert (sys.getswitchinterval(), gc.get_freeze_count()) == before
 
 
-def test_serving_freezes_after_start_and_keeps_the_switch_interval(tmp_path: Path) -> None:
-    """After ``tune_process`` (what ``serve`` calls) a started app runs frozen, the interval untouched."""
-    out = subprocess.run(
-        [sys.executable, "-c", _SERVE_LIKE, f"sqlite:///{tmp_path}/ledger.db"],
+def _serve_like(tmp_path: Path, how: str) -> list[str]:
+    """The switch interval and whether the heap is frozen in a started app after ``tune_process``
+    (``how``: ``serve`` calls it as ``serve`` does, ``freeze`` with ``freeze=True``)."""
+    return subprocess.run(
+        [sys.executable, "-c", _SERVE_LIKE, f"sqlite:///{tmp_path}/ledger.db", how],
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
     ).stdout.split()
+
+
+def test_serving_leaves_the_heap_unfrozen_and_the_switch_interval_as_it_was(tmp_path: Path) -> None:
+    """After ``tune_process`` as ``serve`` calls it, a started app runs unfrozen at the default interval."""
+    out = _serve_like(tmp_path, "serve")
     assert float(out[0]) == pytest.approx(0.005)  # CPython's default: 0.1 ms cost writes (runtime.py)
+    assert out[1] == "False"  # gc.freeze no longer paid (runtime.py)
+
+
+def test_the_benchmark_can_still_freeze_the_heap_after_start(tmp_path: Path) -> None:
+    """``tune_process(freeze=True)``, the benchmark's ``freeze`` variant, freezes once the app has started."""
+    out = _serve_like(tmp_path, "freeze")
     assert out[1] == "True"

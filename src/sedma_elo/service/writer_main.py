@@ -92,14 +92,12 @@ def serve_writer(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     from ..storage import open_database
-    from .runtime import tune_process
 
     db = open_database(
         config.database_url, pool_size=config.pool_size, max_overflow=0, wal_bound=config.wal_bound
     )
     loop = _Loop(control, config.max_batch, shared=address is not None)
     accepting = None if address is None else _Acceptor(address, authkey, loop.add)
-    tune_process()
     try:
         with Ledger(db).writer_session() as session:
             control.send_bytes(pickle.dumps(READY))
