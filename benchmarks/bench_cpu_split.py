@@ -64,12 +64,16 @@ def socket_inodes(pid: int) -> set[str]:
     return found
 
 
-def listening_inodes(port: int) -> set[str]:
-    """The inodes of the IPv4 TCP sockets listening on ``port`` (``/proc/net/tcp``)."""
+#: ``/proc/net/tcp``'s codes of the two socket states read here.
+LISTEN, ESTABLISHED = "0A", "01"
+
+
+def tcp_inodes(port: int, state: str) -> set[str]:
+    """The inodes of the IPv4 TCP sockets on local ``port`` in ``state`` (``/proc/net/tcp``)."""
     found = set()
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
-        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # 0A: LISTEN
+        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == state:
             found.add(fields[9])
     return found
 
@@ -93,7 +97,7 @@ def descendants(root: int) -> set[int]:
 def roles(serve_pid: int, port: int) -> dict[int, str]:
     """The service's processes by role: ``API process`` if it holds the listening socket on ``port``
     (uvicorn's supervisor too, under ``--workers N``), else ``writer process``."""
-    listening = listening_inodes(port)
+    listening = tcp_inodes(port, LISTEN)
     return {
         pid: "API process" if socket_inodes(pid) & listening else "writer process"
         for pid in descendants(serve_pid)
@@ -102,11 +106,7 @@ def roles(serve_pid: int, port: int) -> dict[int, str]:
 
 def connections_by_pid(port: int, pids: set[int]) -> dict[int, int]:
     """How many established connections to ``port`` each of ``pids`` holds."""
-    established = set()
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":  # 01: ESTABLISHED
-            established.add(fields[9])
+    established = tcp_inodes(port, ESTABLISHED)
     return {pid: len(socket_inodes(pid) & established) for pid in pids}
 
 

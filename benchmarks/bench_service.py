@@ -189,6 +189,11 @@ def api_cpus() -> set[int]:
     return set(range(os.cpu_count() or 1)) - WRITER_CPUS or WRITER_CPUS
 
 
+def writer_cpus_env() -> dict[str, str]:
+    """The variable that puts ``serve``'s writer process on :data:`WRITER_CPUS` (``--pin``)."""
+    return {"SEDMA_ELO_WRITER_CPUS": ",".join(map(str, sorted(WRITER_CPUS)))}
+
+
 @contextmanager
 def database_server_on(cpus: set[int]) -> Iterator[None]:
     """The PostgreSQL server's processes on ``cpus`` (a backend started meanwhile inherits them from
@@ -363,8 +368,7 @@ def served(url: str, key: str, workers: int, args: argparse.Namespace) -> tuple[
     """Writes, repeats, leaderboard and player reads against ``serve --workers workers``: new
     writes/s, and with ``--minimal`` new writes/s asking the summary answer (else NaN)."""
     if args.pin:
-        writer = ",".join(map(str, sorted(WRITER_CPUS)))
-        proc = serve(url, args.port, workers, api_cpus(), SEDMA_ELO_WRITER_CPUS=writer)
+        proc = serve(url, args.port, workers, api_cpus(), **writer_cpus_env())
     else:
         proc = serve(url, args.port, workers)
     base = f"http://127.0.0.1:{args.port}"

@@ -80,6 +80,7 @@ from bench_service import (
     seed,
     started,
     stop,
+    writer_cpus_env,
     wrk,
 )
 
@@ -281,7 +282,7 @@ def start(
         cmd = [sys.executable, __file__, "--child", variant, url, str(port)]
         if variant == "pinned":
             cpus = api_cpus()
-            env = {**os.environ, "SEDMA_ELO_WRITER_CPUS": ",".join(map(str, sorted(WRITER_CPUS)))}
+            env = {**os.environ, **writer_cpus_env()}
     else:
         cmd = [sys.executable, "-c", BEFORE_SERVE, url, str(port)]
     proc = started(cmd, f"{base}/healthz", env, cpus)

@@ -36,7 +36,7 @@ def _inode(sock: socket.socket) -> str:
 def test_a_listening_socket_is_found_by_its_port(split: ModuleType, listening: socket.socket) -> None:
     """The socket listening on the port is listed, and this process is seen to hold it."""
     port = listening.getsockname()[1]
-    assert split.listening_inodes(port) == {_inode(listening)}
+    assert split.tcp_inodes(port, split.LISTEN) == {_inode(listening)}
     assert _inode(listening) in split.socket_inodes(os.getpid())
 
 
