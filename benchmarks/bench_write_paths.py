@@ -10,9 +10,9 @@ each with its ratio to the first variant.
 Variants:
 
 * ``plain``: ``create_app(settings)``, nothing process-wide changed (what tests build);
-* ``tuned``: the same, after :func:`sedma_elo.service.runtime.tune_process` as ``serve`` calls it,
-  with ``serve``'s writer process (since 2026-12-06 ``serve`` changes nothing process-wide, so
-  ``plain`` and ``tuned`` run the same);
+* ``tuned``: the same after :func:`sedma_elo.service.runtime.tune_process` with no arguments, with
+  ``serve``'s writer process (since 2026-12-06 ``serve`` changes nothing process-wide and that call
+  changes nothing, so ``plain`` and ``tuned`` run the same);
 * ``freeze``: ``tuned`` with ``gc.freeze()`` once the app has started (what ``serve`` did from
   2026-12-01 to 12-06);
 * ``short-switch``: ``freeze`` with the 0.1 ms GIL switch interval (``serve`` until 2026-12-02);

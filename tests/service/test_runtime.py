@@ -13,12 +13,18 @@ from fastapi.testclient import TestClient
 from sedma_elo.service import ServiceSettings, create_app
 
 _SERVE_LIKE = """
-import gc, sys
+import gc, os, sys
 import pytest
 from fastapi.testclient import TestClient
 from sedma_elo.service import ServiceSettings, create_app, runtime
-runtime.tune_process(**({"freeze": True} if sys.argv[2] == "freeze" else {}))
-with TestClient(create_app(ServiceSettings(database_url=sys.argv[1], rate_limit=0))) as client:
+from sedma_elo.service.app import app_from_env
+if sys.argv[2] == "freeze":
+    runtime.tune_process(freeze=True)
+    app = create_app(ServiceSettings(database_url=sys.argv[1], rate_limit=0))
+else:  # what each process of `serve --workers N` runs
+    os.environ.update(SEDMA_ELO_DATABASE_URL=sys.argv[1], SEDMA_ELO_RATE_LIMIT="0")
+    app = app_from_env()
+with TestClient(app) as client:
     assert client.get("/healthz").status_code == 200
     print(sys.getswitchinterval(), gc.get_freeze_count() > 0)
 """
@@ -35,8 +41,8 @@ def test_the_app_factory_changes_nothing_process_wide(tmp_path: Path) -> None:
 
 
 def _serve_like(tmp_path: Path, how: str) -> list[str]:
-    """The switch interval and whether the heap is frozen in a started app after ``tune_process``
-    (``how``: ``serve`` calls it as ``serve`` does, ``freeze`` with ``freeze=True``)."""
+    """The switch interval and whether the heap is frozen in a started app (``how``: ``serve``, the
+    app of serve's worker processes; ``freeze``, after ``tune_process(freeze=True)``)."""
     return subprocess.run(
         [sys.executable, "-c", _SERVE_LIKE, f"sqlite:///{tmp_path}/ledger.db", how],
         capture_output=True,
@@ -47,7 +53,7 @@ def _serve_like(tmp_path: Path, how: str) -> list[str]:
 
 
 def test_serving_leaves_the_heap_unfrozen_and_the_switch_interval_as_it_was(tmp_path: Path) -> None:
-    """After ``tune_process`` as ``serve`` calls it, a started app runs unfrozen at the default interval."""
+    """The app that ``serve`` runs in each process, started, runs unfrozen at the default interval."""
     out = _serve_like(tmp_path, "serve")
     assert float(out[0]) == pytest.approx(0.005)  # CPython's default: 0.1 ms cost writes (runtime.py)
     assert out[1] == "False"  # gc.freeze no longer paid (runtime.py)

@@ -79,14 +79,21 @@ def test_a_writer_cpu_list_that_is_not_one_is_refused(cpus: str) -> None:
 @pytest.mark.parametrize(("cpus", "expected"), [("0", {0}), ("0,0", {0}), (" 0 ", {0}), ("0-0", {0})])
 def test_a_writer_cpu_list_gives_its_cpus(cpus: str, expected: set[int]) -> None:
     """A CPU list names single CPUs and ranges, as Linux's lists do."""
-    assert ServiceSettings(writer_cpus=cpus).writer_cpu_set() == expected
+    assert ServiceSettings(writer_cpus=cpus).writer_cpus == expected
+
+
+@pytest.mark.parametrize("cpus", ["0", "0-0", "0,0"])
+def test_the_writer_cpu_variable_is_read_as_a_cpu_list(cpus: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SEDMA_ELO_WRITER_CPUS is a Linux CPU list, not JSON: "0", "0-0" and "0,0" all give CPU 0."""
+    monkeypatch.setenv("SEDMA_ELO_WRITER_CPUS", cpus)
+    assert ServiceSettings().writer_cpus == {0}
 
 
 def test_cpu_ranges_take_every_cpu_between() -> None:
     """``low-high`` is every CPU from low to high (checked against this machine's count)."""
     count = os.cpu_count() or 1
     assert cpu_set(f"0-{count - 1}") == set(range(count))
-    assert ServiceSettings().writer_cpu_set() is None
+    assert ServiceSettings().writer_cpus is None
 
 
 def test_serve_with_a_cpu_the_machine_lacks_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

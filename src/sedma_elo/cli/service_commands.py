@@ -199,9 +199,7 @@ def _run_uvicorn(settings: ServiceSettings, workers: int, log_config: dict[str, 
     # The access log is the service's own (with request ids); uvicorn's stays off.
     if workers == 1:
         from ..service.app import create_app
-        from ..service.runtime import tune_process
 
-        tune_process()  # the workers' entry point, app_from_env, does the same in each process
         uvicorn.run(
             create_app(settings),
             host=host,

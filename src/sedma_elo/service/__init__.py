@@ -2,7 +2,8 @@
 
 ``Ledger`` (the package ``ledger``) holds the logic (apply, void, re-rate, verify, reads), ``auth``
 the API keys and their checks, ``api`` the routers that ``create_app`` assembles into the FastAPI
-application, ``ServiceSettings`` its settings and ``runtime`` the tuning of a serving process.
+application, ``ServiceSettings`` its settings and ``runtime`` the process-wide tuning that ``serve``
+no longer does (kept for the benchmark that measures it).
 
 The names below are imported on first use (PEP 562): a command that needs only the ledger
 (``sedma-elo verify``, ``import``, ``ratings rerate``) must not load FastAPI, pydantic, Jinja and the

@@ -89,7 +89,7 @@ def writer_config(settings: ServiceSettings) -> WriterConfig | None:
         settings.max_batch,
         pool_size=settings.pool_sizes().writer,
         wal_bound=_wal_bound(settings),
-        cpus=settings.writer_cpu_set(),
+        cpus=settings.writer_cpus,
     )
 
 
@@ -246,9 +246,5 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
 
 def app_from_env() -> FastAPI:
-    """The app configured from ``SEDMA_ELO_*`` variables (what ``serve --workers N`` runs in each process).
-
-    This is the serving entry point, so it also tunes the process (:func:`runtime.tune_process`).
-    """
-    runtime.tune_process()
+    """The app configured from ``SEDMA_ELO_*`` variables (what ``serve --workers N`` runs in each process)."""
     return create_app(ServiceSettings())

@@ -10,10 +10,10 @@ from __future__ import annotations
 import ipaddress
 import os
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ..core.provisional import PROVISIONAL_MATCHES
 from ..errors import ValidationError
@@ -131,7 +131,8 @@ class ServiceSettings(BaseSettings):
     writer_authkey: SecretStr | None = Field(
         default=None, description="the key of that shared writer process, in hex (serve sets it)"
     )
-    writer_cpus: str | None = Field(
+    # NoDecode: the variable is a Linux CPU list ("0,2-3"), not JSON; the validator parses it once.
+    writer_cpus: Annotated[frozenset[int] | None, NoDecode] = Field(
         default=None,
         description="Linux: the CPUs the writer process runs on, as a CPU list such as 0 or 0,2-3"
         " (none: any); beside a PostgreSQL server on the same machine, pin both to the same CPUs",
@@ -209,16 +210,11 @@ class ServiceSettings(BaseSettings):
     )
     webhook_retry_max: float = Field(default=600.0, gt=0, le=86_400, description="longest retry delay")
 
-    @field_validator("writer_cpus")
+    @field_validator("writer_cpus", mode="before")
     @classmethod
-    def _check_cpus(cls, value: str | None) -> str | None:
-        if value is not None:
-            cpu_set(value)
-        return value
-
-    def writer_cpu_set(self) -> frozenset[int] | None:
-        """The CPUs of :attr:`writer_cpus`, or ``None`` (any)."""
-        return None if self.writer_cpus is None else cpu_set(self.writer_cpus)
+    def _parse_cpus(cls, value: object) -> object:
+        """A CPU list's text (the variable, or a string given in code) becomes its set of CPUs."""
+        return cpu_set(value) if isinstance(value, str) else value
 
     def pool_sizes(self) -> PoolSizes:
         """Each pool's size in one process.
