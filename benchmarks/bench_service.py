@@ -180,7 +180,8 @@ def serve(
 
 
 #: ``--pin``: the writer process and the database server on the first CPU, the API processes (and
-#: the bare-ASGI ceiling's app) on the others: docs/service.md, "A fast hour, and the order of the rounds".
+#: the bare-ASGI ceiling's app) on the others: docs/service-measurements.md, "A fast hour, and the
+#: order of the rounds".
 WRITER_CPUS = {0}
 
 

@@ -148,7 +148,8 @@ def kernel_params(rules: Rules) -> KernelParams:
 #: ``numba.misc.coverage_support``, to report compiled lines to a running coverage) and scipy's
 #: BLAS (its CPU target's start: ``numba.np.arraymath`` probes it once, for ``np.correlate``'s inner
 #: product; ``np.dot`` and ``np.linalg`` import it themselves when they are compiled). 16 MB of
-#: the ``verify`` process's 200 MB before its first row (docs/service.md, "Verify's fixed memory").
+#: the ``verify`` process's 200 MB before its first row (docs/service-measurements.md, "Verify's
+#: fixed memory").
 UNUSED_BY_NUMBA = ("coverage", "scipy", "scipy.linalg.cython_blas")
 
 

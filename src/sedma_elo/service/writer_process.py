@@ -4,7 +4,7 @@ Why a process: a match write costs the API process's event loop about 200 µs of
 key, validation) and the writer about as much again (the fold, SQL, the answer text). On threads
 of one process both hold one GIL, so a write-heavy service tops out at one core however many the
 machine has, and the writer's database calls wait for the GIL the event loop holds. A writer
-process has a GIL of its own (docs/service.md, "The writer process", has the figures).
+process has a GIL of its own (docs/service-measurements.md, "The writer process", has the figures).
 
 The pipe carries pickled messages:
 

@@ -5,7 +5,7 @@ server; SQLite's ``sqlite3_step``, which releases the GIL) can overlap the calle
 one when it runs on another connection in another thread: :func:`ahead` is that thread,
 :func:`snapshot_connection` gives PostgreSQL's connection. (A rebuild's reading and writing
 threads, branch rerate3, were removed: no measured gain once a re-rate's rows went into a bare
-partition, docs/service.md "Re-rate on both databases".)
+partition, docs/service-measurements.md "Re-rate on both databases".)
 """
 
 from __future__ import annotations

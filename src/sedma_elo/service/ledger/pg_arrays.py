@@ -3,7 +3,7 @@
 psycopg dumps a plain ``list`` by scanning it for its elements' type (and for ints their largest
 value, to pick ``int2``, ``int4`` or ``int8``), twice, then dumps the elements one by one in
 Python. A batch of the writer sends about 35 arrays, so that was about a tenth of the writer's
-CPU (docs/service.md, "Typed arrays for the writer"). An :class:`Int4Array` and its kin are lists
+CPU (docs/service-measurements.md, "Typed arrays for the writer"). An :class:`Int4Array` and its kin are lists
 that say their PostgreSQL type; their dumpers write the binary array format in one ``struct``
 call for the numbers and one join for texts and bytes. ``None`` is SQL ``NULL`` in every kind.
 Dumping raises :class:`struct.error` for a number that is not an ``int`` or is outside its type's

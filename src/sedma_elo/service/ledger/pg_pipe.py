@@ -3,7 +3,7 @@
 psycopg's pipeline (``Connection.pipeline()``) sends and polls at every ``execute``: each
 statement costs its Python layers (a cursor, the query's conversion, the prepared-statement
 manager, a poll and a send) and wakes the server for that statement alone. Measured on this
-machine (docs/service.md, "One send a phase"): 15 statements in a transaction cost the client
+machine (docs/service-measurements.md, "One send a phase"): 15 statements in a transaction cost the client
 1,161-1,521 µs and the server 450-540 µs of CPU through psycopg's pipeline, and 206-216 µs and
 165-170 µs queued on the connection's ``pgconn`` and sent in one go. The writer sends its fixed
 statements (write_pg.py) through a :class:`Pipe` instead: each is prepared on its

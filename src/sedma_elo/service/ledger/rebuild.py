@@ -120,7 +120,7 @@ class Rebuild:
         Everything is read on ``raw``, in line (SQLite's chunks are packed texts,
         :func:`.packed.verify_chunks`). A reading thread on a second connection and a writing thread
         (branch rerate3) measured no gain once a re-rate's rows went into a bare partition on
-        PostgreSQL (docs/service.md, "Re-rate on both databases"), nor on SQLite.
+        PostgreSQL (docs/service-measurements.md, "Re-rate on both databases"), nor on SQLite.
 
         Raises:
             ValidationError: the rules refuse a match (as the fold would).

@@ -126,7 +126,7 @@ LEADERBOARD_AFTER = _LEADERBOARD + " AND (rating < ? OR (rating = ? AND player_i
 # The page's keys are picked first (a bounded range of the primary key, LIMIT inside), then only they
 # are joined to their matches. With the LIMIT on the join, PostgreSQL (estimating a player's rows
 # as the average, about 100) joined all 10,000 matches of a busy player and sorted them: 25 ms a
-# page instead of 0.3 (docs/service.md, "A long career's page").
+# page instead of 0.3 (docs/service-measurements.md, "A long career's page").
 # The keys alone, of the player's key found first (a scalar subquery): PostgreSQL then reads an
 # index-only range of the primary key in order and stops at the limit (0.2 ms). Joined to players,
 # or with the ratings in the range, it estimated the player at the average (about 100 rows) and read

@@ -6,7 +6,7 @@ commits. Statements run in the order sent, so every sequence is still taken with
 
 Each round trip's statements go out together through a :class:`~.pg_pipe.Pipe` (libpq's pipeline
 mode, each statement prepared once per connection), not one by one through psycopg's pipeline:
-docs/service.md, "One send a phase". The writer's connection is in autocommit mode
+docs/service-measurements.md, "One send a phase". The writer's connection is in autocommit mode
 (:class:`~.writes.WriterSession`) and the batch sends ``BEGIN`` and ``COMMIT`` itself (two round
 trips a batch where psycopg's own transaction block takes four: "Two round trips a batch").
 """

@@ -154,7 +154,7 @@ def _plan_cache_mode(raw: psycopg.Connection[Any], mode: str) -> None:
     plans do not depend on the values: an index lookup per element of the arrays. With ``auto``
     PostgreSQL kept planning the ledger rows' insert and the stored-ids read again for each batch (a
     custom plan looked cheaper: it knows the arrays' length), about 125 µs of the server's CPU a
-    batch of 8 (docs/service.md, "The writer's plans, and a fast hour").
+    batch of 8 (docs/service-measurements.md, "The writer's plans, and a fast hour").
     """
     raw.execute(f"SET plan_cache_mode = {mode}")
     raw.commit()
@@ -247,7 +247,7 @@ class WritesMixin(LedgerBase):
         Until autovacuum gets to it, a ledger filled by thousands of matches at once is planned
         with the statistics of the empty tables: the writer's lock of the players' rows then read
         all of a version's ratings (1.3 ms against 0.1 ms for 16 players of 10,000, and 0.69 of a
-        core for the PostgreSQL server at 590 writes/s; docs/service.md, "The writer process").
+        core for the PostgreSQL server at 590 writes/s; docs/service-measurements.md, "The writer process").
         """
         from .pg_bulk import IMPORTED_TABLES, analyze
 
