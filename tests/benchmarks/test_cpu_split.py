@@ -6,10 +6,12 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
 from .script import load_script
 
@@ -65,3 +67,45 @@ def test_connections_are_counted_for_the_process_that_accepted_them(
         accepted, _ = listening.accept()
         with accepted:
             assert split.connections_by_pid(port, {os.getpid()}) == {os.getpid(): 1}
+
+
+@pytest.mark.skipif(
+    not os.path.exists("/proc/self/schedstat"), reason="the kernel keeps no scheduler statistics"
+)
+def test_processes_sharing_one_cpu_are_seen_waiting_for_it(split: ModuleType) -> None:
+    """Four busy processes held to one CPU each wait on its run queue about three quarters of the time
+    (and run a quarter: the CPU time, the other field of ``schedstat``, would stay under the bound)."""
+    busy = (
+        "import os, time; os.sched_setaffinity(0, {0}); end = time.monotonic() + 3\n"
+        "while time.monotonic() < end: pass"
+    )
+    children = [subprocess.Popen([sys.executable, "-c", busy]) for _ in range(4)]
+    try:
+        before = split.run_queue_waits()
+        time.sleep(0.8)
+        after = split.run_queue_waits()
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+    for child in children:
+        assert after[child.pid] - before[child.pid] > 400_000_000  # ns: about 0.6 of the 0.8 s
+
+
+def test_slow_writes_are_counted_from_the_request_duration_histogram(split: ModuleType) -> None:
+    """Writes over 50 ms are the POSTs to the write route outside the histogram's 0.05 bucket."""
+    registry = CollectorRegistry()
+    seconds = Histogram(
+        "sedma_elo_http_request_duration_seconds",
+        "as the service declares it",
+        ["method", "route", "status"],
+        buckets=(0.01, 0.05, 0.1),
+        registry=registry,
+    )
+    for took in (0.004, 0.03, 0.05, 0.07, 0.2):
+        seconds.labels("POST", "/v1/matches", "201").observe(took)
+    seconds.labels("POST", "/v1/matches", "409").observe(0.09)
+    seconds.labels("GET", "/v1/matches", "200").observe(0.3)  # a read of the same path: not a write
+    seconds.labels("POST", "/v1/keys", "201").observe(0.3)  # another route
+    text = generate_latest(registry).decode()
+    assert split.slow_writes(text) == (6, 3)  # 0.07, 0.2 and 0.09 are over 0.05; 0.05 is within
