@@ -37,6 +37,8 @@ import numpy as np
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+from _proc import cpu_ticks
+
 from sedma_elo.service.ledger.bulk import copy_binary
 
 PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -102,8 +104,7 @@ def run_sqlite(ch: np.ndarray[Any, Any], chunk: int, cache_kib: int, orders: tup
 
 
 def _backend_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return cpu_ticks(pid) / os.sysconf("SC_CLK_TCK")
 
 
 def run_pg(ch: np.ndarray[Any, Any], chunk: int, name: str) -> None:

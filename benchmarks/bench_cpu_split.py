@@ -40,6 +40,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _proc import descendants, stat
 from bench_service import POST_LUA, fresh_database, seed, serve, stop, wrk
 
 
@@ -50,9 +51,7 @@ def cpu_by_process() -> dict[int, tuple[str, int]]:
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError):  # ended meanwhile
-            raw = (entry / "stat").read_text()
-            name = raw[raw.index("(") + 1 : raw.rindex(")")]
-            fields = raw.rsplit(")", 1)[1].split()
+            name, fields = stat(int(entry.name))
             found[int(entry.name)] = (name, int(fields[11]) + int(fields[12]))
     return found
 
@@ -103,22 +102,6 @@ def tcp_inodes(port: int, state: str) -> set[str]:
     return found
 
 
-def descendants(root: int) -> set[int]:
-    """``root`` and every process below it."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                children.setdefault(parent, []).append(int(entry.name))
-    found, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        found.add(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
 def roles(serve_pid: int, port: int) -> dict[int, str]:
     """The service's processes by role: ``API process`` if it holds the listening socket on ``port``
     (uvicorn's supervisor too, under ``--workers N``), else ``writer process``."""
@@ -138,7 +121,7 @@ def connections_by_pid(port: int, pids: set[int]) -> dict[int, int]:
 def metrics_text(base: str) -> str:
     """The service's ``/metrics`` page."""
     with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
-        return str(response.read().decode())
+        return response.read().decode()
 
 
 def batch_totals(text: str) -> tuple[float, float]:

@@ -40,6 +40,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _proc import cpu_ticks
 from bench_service import SEDMA_ELO, fresh_database, serve
 
 from sedma_elo.service import Ledger
@@ -151,8 +152,7 @@ def _round(port: int, key: str, args: argparse.Namespace, flood: bool) -> float:
 
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU time of process ``pid`` and its threads (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return cpu_ticks(pid) / os.sysconf("SC_CLK_TCK")
 
 
 def _flood_cost(pid: int, port: int, args: argparse.Namespace) -> None:

@@ -21,9 +21,9 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 
 import psycopg
+from _proc import cpu_ticks
 
 from sedma_elo.service.ledger.pg_pipe import Pipe
 
@@ -32,8 +32,7 @@ PG = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 def server_seconds(pid: int) -> float:
     """User + system CPU seconds of the server backend ``pid`` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return cpu_ticks(pid) / os.sysconf("SC_CLK_TCK")
 
 
 def by_psycopg(conn: psycopg.Connection[tuple[int]], statements: int) -> None:

@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _proc import cpu_ticks, descendants
 from bench_service import (
     POST_LUA,
     REPEAT_LUA,
@@ -243,27 +244,13 @@ def pooled_games() -> None:
     writes.WriterSession.apply = first_pooled  # type: ignore[method-assign,assignment]
 
 
-def _stat(pid: int) -> list[str]:
-    """The fields of ``/proc/PID/stat`` after the command name (field 3 on)."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
 def cpu_seconds(pid: int) -> float:
     """User and system CPU seconds so far of process ``pid`` and its live descendants (a writer
     process, the resource tracker), from Linux ``/proc``."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                parents[int(entry.name)] = int(_stat(int(entry.name))[1])
-    tree = {pid}
-    while grown := {p for p, parent in parents.items() if parent in tree} - tree:
-        tree |= grown
     ticks = 0
-    for member in tree:
+    for member in descendants(pid):
         with contextlib.suppress(OSError):  # ended meanwhile
-            fields = _stat(member)
-            ticks += int(fields[11]) + int(fields[12])
+            ticks += cpu_ticks(member)
     return ticks / os.sysconf("SC_CLK_TCK")
 
 

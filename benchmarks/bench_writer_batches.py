@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _proc import cpu_ticks
 from bench_service import fresh_database, seed
 
 from sedma_elo.core.model import Match, PlayerStats
@@ -37,11 +38,6 @@ from sedma_elo.service import Ledger, submission_from_match
 from sedma_elo.storage import open_database
 
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def _ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def _matches(prefix: str, count: int, players: int, rng: random.Random) -> list[Match]:
@@ -64,11 +60,15 @@ def child(url: str, batches: int, size: int, players: int, prefix: str) -> None:
         session.apply(subs[:size])  # the connection, prepared statements and version cache
         backend = int(session._conn.driver_connection.info.backend_pid)  # type: ignore[union-attr]
         work = [subs[i : i + size] for i in range(size, len(subs), size)]
-        server0, cpu0, wall0 = _ticks(backend), time.process_time(), time.perf_counter()
+        server0, cpu0, wall0 = cpu_ticks(backend), time.process_time(), time.perf_counter()
         for batch in work:
             outcomes = session.apply(batch)
             assert all(o.status == "created" for o in outcomes), outcomes[0]
-        wall, cpu, server = time.perf_counter() - wall0, time.process_time() - cpu0, _ticks(backend) - server0
+        wall, cpu, server = (
+            time.perf_counter() - wall0,
+            time.process_time() - cpu0,
+            cpu_ticks(backend) - server0,
+        )
     db.dispose()
     n = len(work)
     print(json.dumps({"wall": wall / n * 1e3, "client": cpu / n * 1e3, "server": server / TICK / n * 1e3}))
