@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import func, select
 
 from ...core.fold import RatingState
 from ...core.ids import check_id_prefix
@@ -326,24 +326,11 @@ class ReadsMixin(LedgerBase):
             ).first()
             if me is None:
                 raise NotFoundError(f"player {player_id!r} has no rated match")
-            better = or_(pr.rating > me.rating, and_(pr.rating == me.rating, pr.player_id < player_id))
-            worse = or_(pr.rating < me.rating, and_(pr.rating == me.rating, pr.player_id > player_id))
             # The counts by rating above, the ties before by id: not a count of every player above.
             above_me = (vid, me.rating, vid, me.rating, player_id)
             rank = int(conn.exec_driver_sql(RANK_SQL.format(ph=self._ph), above_me).scalar_one()) + 1
-            cols = (pr.player_id, pr.rating, pr.matches_played)
-            above = conn.execute(
-                select(*cols)
-                .where(pr.version_id == vid, better)
-                .order_by(pr.rating, pr.player_id.desc())
-                .limit(span)
-            ).all()
-            below = conn.execute(
-                select(*cols)
-                .where(pr.version_id == vid, worse)
-                .order_by(pr.rating.desc(), pr.player_id)
-                .limit(span)
-            ).all()
+            above = _neighbours(conn, vid, me.rating, player_id, span, above=True)
+            below = _neighbours(conn, vid, me.rating, player_id, span, above=False)
         ordered = [*reversed(above), (player_id, me.rating, me.matches_played), *below]
         start = rank - len(above)
         items = [
@@ -452,6 +439,28 @@ def _history_bound(limit: int, order: HistoryOrder, cursor: str | None) -> int |
 def _history_params(vid: int, player_id: str, bound: int | None, limit: int) -> tuple[Any, ...]:
     """The parameters of ``history_sql``: one row more than ``limit`` tells whether a page follows."""
     return (vid, player_id, limit + 1) if bound is None else (vid, player_id, bound, limit + 1)
+
+
+def _neighbours(conn: Any, vid: int, rating: int, player_id: str, span: int, *, above: bool) -> list[Any]:
+    """Up to ``span`` players next to (rating, player_id) on one side, nearest first.
+
+    Two exact ranges of the rank index, the ties first: with one ``OR`` of both, each side read
+    the version from an end (462 ms at 1 M players), and with a bound on the rating it still read
+    every tie (6,632 at one rating of the 10 M league).
+    """
+    pr = player_ratings.c
+    cols = (pr.player_id, pr.rating, pr.matches_played)
+    mine = select(*cols).where(pr.version_id == vid)
+    if above:
+        same = mine.where(pr.rating == rating, pr.player_id < player_id).order_by(pr.player_id.desc())
+        rest = mine.where(pr.rating > rating).order_by(pr.rating, pr.player_id.desc())
+    else:
+        same = mine.where(pr.rating == rating, pr.player_id > player_id).order_by(pr.player_id)
+        rest = mine.where(pr.rating < rating).order_by(pr.rating.desc(), pr.player_id)
+    rows = list(conn.execute(same.limit(span)).all()) if span else []
+    if len(rows) < span:
+        rows += conn.execute(rest.limit(span - len(rows))).all()
+    return rows
 
 
 def _history_page(player_id: str, rows: Sequence[Any], limit: int, order: HistoryOrder) -> HistoryPage:
