@@ -85,3 +85,17 @@ def test_a_pooled_connection_killed_by_the_server_is_replaced(pg_db: Database) -
             await reader.close()
 
     assert asyncio.run(run()) == [("cat", 1030), ("ann", 1010)]
+
+
+@pytest.mark.postgres
+def test_pg_connections_plan_each_statement_once(pg_db: Database) -> None:
+    """The reader's PostgreSQL connections keep one generic plan per statement."""
+
+    async def run() -> list[tuple[object, ...]]:
+        reader = AsyncReader(pg_db, size=1)
+        try:
+            return await reader.query("SHOW plan_cache_mode")
+        finally:
+            await reader.close()
+
+    assert asyncio.run(run()) == [("force_generic_plan",)]
