@@ -10,12 +10,11 @@ each with its ratio to the first variant.
 Variants:
 
 * ``plain``: ``create_app(settings)``, nothing process-wide changed (what tests build);
-* ``tuned``: the same after :func:`sedma_elo.service.runtime.tune_process` with no arguments, with
-  ``serve``'s writer process (since 2026-12-06 ``serve`` changes nothing process-wide and that call
-  changes nothing, so ``plain`` and ``tuned`` run the same);
-* ``freeze``: ``tuned`` with ``gc.freeze()`` once the app has started (what ``serve`` did from
-  2026-12-01 to 12-06);
-* ``short-switch``: ``freeze`` with the 0.1 ms GIL switch interval (``serve`` until 2026-12-02);
+* ``tuned``: the same tuned as ``serve`` tunes it, :func:`sedma_elo.service.runtime.tune_process`
+  with ``freeze=True`` (``gc.freeze()`` once the app has started), with ``serve``'s writer process;
+* ``unfrozen``: ``tuned`` without ``gc.freeze()`` (what ``serve`` ran between stops 38 and 40 on
+  2026-12-06, the same as ``plain``);
+* ``short-switch``: ``tuned`` with the 0.1 ms GIL switch interval (``serve`` until 2026-12-02);
 * ``switch-only``: the 0.1 ms interval without ``gc.freeze()``;
 * ``commit-checkpoints``: ``tuned`` with SQLite's WAL checkpointed by the commits that pass 1,000
   pages (SQLite's default, and the service's until 2026-12-02) instead of a thread of its own
@@ -95,7 +94,7 @@ SHORT_SWITCH = 0.0001
 VARIANTS = (
     "plain",
     "tuned",
-    "freeze",
+    "unfrozen",
     "short-switch",
     "commit-checkpoints",
     "writer-thread",
@@ -137,7 +136,7 @@ def child(variant: str, url: str, port: int) -> None:
         from sedma_elo.service import runtime
 
         short = variant in ("short-switch", "switch-only")
-        freeze = variant in ("freeze", "short-switch")
+        freeze = variant not in ("unfrozen", "switch-only")
         runtime.tune_process(switch_interval=SHORT_SWITCH if short else None, freeze=freeze)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 

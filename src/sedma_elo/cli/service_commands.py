@@ -199,7 +199,9 @@ def _run_uvicorn(settings: ServiceSettings, workers: int, log_config: dict[str, 
     # The access log is the service's own (with request ids); uvicorn's stays off.
     if workers == 1:
         from ..service.app import create_app
+        from ..service.runtime import tune_process
 
+        tune_process(freeze=True)  # the workers' entry point, app_from_env, does the same in each
         uvicorn.run(
             create_app(settings),
             host=host,

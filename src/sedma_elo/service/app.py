@@ -246,5 +246,9 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
 
 
 def app_from_env() -> FastAPI:
-    """The app configured from ``SEDMA_ELO_*`` variables (what ``serve --workers N`` runs in each process)."""
+    """The app configured from ``SEDMA_ELO_*`` variables (what ``serve --workers N`` runs in each process).
+
+    This is a serving entry point, so it also tunes the process (:func:`runtime.tune_process`).
+    """
+    runtime.tune_process(freeze=True)
     return create_app(ServiceSettings())

@@ -1,20 +1,21 @@
-"""Process-wide tuning of a serving process, for the benchmark that measures whether it pays.
+"""Process-wide tuning of a serving process: only ``serve`` (and its workers' entry point) calls it.
 
 It changes the whole interpreter, so only a process that serves requests may change it: tests
-build many apps in one process, and a library user's process is theirs. ``serve`` changes
-nothing process-wide since 2026-12-06: each measure below stopped paying, and a measure that no
-longer pays goes (issue 13). ``benchmarks/bench_write_paths.py`` (its ``freeze``,
-``short-switch`` and ``switch-only`` variants) calls :func:`tune_process` to measure them again.
+build many apps in one process, and a library user's process is theirs.
 
-* ``gc.freeze()`` once the app had started (``serve`` did it from 2026-12-01 to 12-06) kept full
-  collections from walking the start-up objects when the API process also wrote to the database;
-  since the writes moved to a writer process it no longer paid: without it 1.023x and 1.008x the
-  PostgreSQL writes/s (6 rounds of 8 s, 3 of 30 s) at 0.972x and 0.971x the CPU per request, the
-  same p99, and SQLite 1.010x (docs/service-measurements.md, "A fast machine: PostgreSQL's row
-  met, and what a second API process costs").
+* ``gc.freeze()`` once the app has started (``serve`` since 2026-12-01, dropped 12-06 at stop 38,
+  back 12-06 at stop 40). A full collection walks every object the start-up made (about 140,000:
+  FastAPI, pydantic, SQLAlchemy, psycopg) and finds nothing to free; on a slower machine one took
+  57-97 ms, and the 10 M league's history reads (many rows, many objects) set one off about once a
+  second: a stop of the event loop that made their p99 75-92 ms. Frozen, the same collection
+  takes 0.7 ms: p99 21.7 ms and 1.18x the reads/s. The writes start no full collection (none in
+  20 s of wrk) and do not move: without it 1.023x and 1.008x the PostgreSQL writes/s at stop 38,
+  the same p99 (docs/service-measurements.md, "The reads at 10 M again" and "A fast machine:
+  PostgreSQL's row met, and what a second API process costs").
 * A short GIL switch interval (0.1 ms, set by ``serve`` until 2026-12-02) gave 0.90x the writes/s
   on SQLite and 0.91x on PostgreSQL on a quiet machine, at 1.23x / 1.10x the server CPU per
-  request.
+  request; ``benchmarks/bench_write_paths.py`` (its ``short-switch`` and ``switch-only`` variants)
+  measures it again.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ _freeze_after_startup = False
 
 def tune_process(*, freeze: bool = False, switch_interval: float | None = None) -> None:
     """Tune this process for serving: freeze the heap after start-up only if ``freeze``; set the GIL
-    switch interval (seconds, > 0) only if ``switch_interval`` is given. Only
-    ``benchmarks/bench_write_paths.py`` calls it (see the module docstring); call it once, before
-    the server starts.
+    switch interval (seconds, > 0) only if ``switch_interval`` is given. ``serve`` calls it with
+    ``freeze=True``; ``benchmarks/bench_write_paths.py`` with its variants (see the module
+    docstring). Call it once, before the server starts.
 
     Raises:
         ValueError: ``switch_interval`` is not positive.
