@@ -8,8 +8,10 @@ Steps, each timed (wall seconds and the child's peak resident memory):
 2. ``sedma-elo import FILE`` into a fresh PostgreSQL database;
 3. the database size: every table and index after ``VACUUM``, bytes per match, one active version;
 4. ``sedma-elo ratings rerate`` under other rules (``k_top`` 24), then ``verify``;
-5. ``sedma-elo serve`` and ``wrk``: the leaderboard, single players and their histories (16
-   connections, p99 goal < 50 ms), the player page of the player whose match count is closest to
+5. ``sedma-elo serve`` and ``wrk``: the leaderboard, single players and their histories, a
+   player's rank with five neighbours each side (``around``) and leaderboard pages at every
+   depth (``board, deep``: the page after every 500th rank) (16 connections, p99 goal < 50 ms),
+   the player page of the player whose match count is closest to
    ``--page-matches`` (10,000; 1 connection: one reader's latency, goal < 100 ms) and unique match
    writes (16 connections).
 
@@ -38,6 +40,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -50,18 +53,21 @@ from make_league import generate
 
 from sedma_elo.core.rules import Rules
 from sedma_elo.service.auth import create_key
+from sedma_elo.service.ledger.cursors import encode_cursor
 from sedma_elo.storage import open_database
 
 #: Unique 1-vs-1 matches among the first 10,000 players of the league (``p0``...``p9999``).
 WRITE_LUA = write_lua("p%d", first=0, prefix="w")
 
-#: A random rated player of the league (ids from BENCH_IDS, a file of one id a line).
+#: A random rated player of the league (ids from BENCH_IDS, a file of one id a line), or any
+#: BENCH_PATH followed by a random line of that file (a leaderboard cursor, say).
 PLAYER_LUA = r"""
 local ids = {}
 for line in io.lines(os.getenv("BENCH_IDS")) do table.insert(ids, line) end
+local path = os.getenv("BENCH_PATH") or "/v1/players/"
 local suffix = os.getenv("BENCH_SUFFIX") or ""
 function request()
-  return wrk.format("GET", "/v1/players/" .. ids[math.random(1, #ids)] .. suffix)
+  return wrk.format("GET", path .. ids[math.random(1, #ids)] .. suffix)
 end
 """
 
@@ -119,30 +125,66 @@ def write_league(path: Path, matches: int, players: int, seed: int) -> float:
     return time.perf_counter() - started
 
 
+def _dsn(url: str) -> str:
+    """psycopg's form of a SQLAlchemy PostgreSQL URL."""
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+def _rows(url: str, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every row of one statement on ``url``."""
+    with psycopg.connect(_dsn(url)) as conn:
+        return conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+
+
 def rated_ids(url: str, path: Path, count: int = 10_000) -> None:
     """Write ``count`` rated players of the active version, spread over the id range, to ``path``."""
-    dsn = url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(dsn) as conn:
-        rows = conn.execute(
-            "SELECT r.player_id FROM player_ratings r JOIN rating_versions v ON v.id = r.version_id"
-            " AND v.active ORDER BY md5(r.player_id) LIMIT %s",
-            (count,),
-        ).fetchall()
+    rows = _rows(
+        url,
+        "SELECT r.player_id FROM player_ratings r JOIN rating_versions v ON v.id = r.version_id"
+        " AND v.active ORDER BY md5(r.player_id) LIMIT %s",
+        (count,),
+    )
     path.write_text("".join(f"{r[0]}\n" for r in rows), encoding="utf-8")
+
+
+def rank_cursors(url: str, path: Path, every: int = 500) -> int:
+    """Write the leaderboard cursor after every ``every``-th rank of the active version to ``path``
+    (pages from the top to the bottom of the board); return how many."""
+    rows = _rows(
+        url,
+        "SELECT rating, player_id, rank FROM (SELECT r.rating, r.player_id,"
+        " row_number() OVER (ORDER BY r.rating DESC, r.player_id) AS rank FROM player_ratings r"
+        " JOIN rating_versions v ON v.id = r.version_id AND v.active) ranked WHERE rank %% %s = 0",
+        (every,),
+    )
+    path.write_text("".join(f"{encode_cursor(*r)}\n" for r in rows), encoding="utf-8")
+    return len(rows)
+
+
+def server_settings(url: str) -> str:
+    """The database server's settings that move the read figures, as one line."""
+    names = ("shared_buffers", "autovacuum", "effective_cache_size")
+    return ", ".join(f"{n} {_rows(url, f'SHOW {n}')[0][0]}" for n in names)
+
+
+def vacuum(url: str) -> None:
+    """``VACUUM (ANALYZE)`` the whole database, timed."""
+    started = time.perf_counter()
+    with psycopg.connect(_dsn(url), autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE)")
+    print(f"  VACUUM (ANALYZE) {time.perf_counter() - started:.1f} s")
 
 
 def busiest_near(url: str, target: int) -> tuple[str, int]:
     """The player whose matches played (active version) is closest to ``target``, and that count."""
-    dsn = url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(dsn) as conn:
-        row = conn.execute(
-            "SELECT r.player_id, r.matches_played FROM player_ratings r"
-            " JOIN rating_versions v ON v.id = r.version_id AND v.active"
-            " ORDER BY abs(r.matches_played - %s), r.player_id LIMIT 1",
-            (target,),
-        ).fetchone()
-    assert row is not None
-    return str(row[0]), int(row[1])
+    rows = _rows(
+        url,
+        "SELECT r.player_id, r.matches_played FROM player_ratings r"
+        " JOIN rating_versions v ON v.id = r.version_id AND v.active"
+        " ORDER BY abs(r.matches_played - %s), r.player_id LIMIT 1",
+        (target,),
+    )
+    return str(rows[0][0]), int(rows[0][1])
 
 
 def sizes(url: str, matches: int, label: str) -> None:
@@ -171,6 +213,12 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
     page_player, page_matches = busiest_near(url, args.page_matches)
     ids = Path(tempfile.mkdtemp(prefix="league10m-")) / "ids.txt"
     rated_ids(url, ids)
+    cursors = ids.parent / "cursors.txt"
+    print(f"  leaderboard pages at {rank_cursors(url, cursors):,} depths, top to bottom (board, deep)")
+    # A player's rank with five neighbours each side; a page of 50 after a rank of the whole board.
+    env_a = {"BENCH_IDS": str(ids), "BENCH_PATH": "/v1/leaderboard/around/", "BENCH_SUFFIX": "?span=5"}
+    env_c = {"BENCH_IDS": str(cursors), "BENCH_PATH": "/v1/leaderboard?limit=50&cursor="}
+    print(f"  PostgreSQL: {server_settings(url)}")
     proc = serve(url, args.port, 1)
     base = f"http://127.0.0.1:{args.port}"
     d, c = args.duration, args.connections
@@ -180,6 +228,8 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
         report("player", wrk(base, "/v1/players/p0", PLAYER_LUA, d, c, env))
         env_h = {**env, "BENCH_SUFFIX": "/history?limit=50"}
         report("history", wrk(base, "/v1/players/p0/history", PLAYER_LUA, d, c, env_h))
+        report("around", wrk(base, "/v1/leaderboard/around/p0", PLAYER_LUA, d, c, env_a))
+        report("board, deep", wrk(base, "/v1/leaderboard", PLAYER_LUA, d, c, env_c))
         print(f"  player page: {page_player}, {page_matches:,} matches (1 connection)")
         report("page", wrk(base, f"/players/{page_player}", None, d, 1, {}, 60))
         report("page 2", wrk(base, f"/players/{page_player}?page=2", None, d, 1, {}, 60))
@@ -196,10 +246,13 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
         # (it reads nothing a later migration added; it writes nothing here).
         ids.parent.mkdir(exist_ok=True)
         rated_ids(url, ids)
+        rank_cursors(url, cursors)
         with _stamped(url, args.baseline_revision):
             proc = serve(url, args.port, 1, PYTHONPATH=str(args.baseline_src))
             try:
                 report("history, base", wrk(base, "/v1/players/p0/history", PLAYER_LUA, d, c, env_h))
+                report("around, base", wrk(base, "/v1/leaderboard/around/p0", PLAYER_LUA, d, c, env_a))
+                report("board, deep, base", wrk(base, "/v1/leaderboard", PLAYER_LUA, d, c, env_c))
                 report("page, base", wrk(base, f"/players/{page_player}", None, 3 * d, 1, {}, 60))
             finally:
                 proc.terminate()
@@ -213,7 +266,7 @@ def _stamped(url: str, revision: str | None) -> Iterator[None]:
     if revision is None:
         yield
         return
-    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+    with psycopg.connect(_dsn(url), autocommit=True) as conn:
         row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
         assert row is not None
         conn.execute("UPDATE alembic_version SET version_num = %s", (revision,))
@@ -262,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (shared with other jobs)")
     print(f"league: {n:,} matches, {players:,} players, seed {args.seed}")
     if args.database_url:
+        # What autovacuum would have left after the writes of an earlier run (this project's
+        # machines run PostgreSQL with autovacuum off): dead player rows slowed the rank reads.
+        vacuum(args.database_url)
         serve_and_load(args.database_url, args, players)
         return 0
     tmp = Path(tempfile.mkdtemp(prefix="league10m-"))
