@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import tempfile
 
@@ -60,3 +61,17 @@ def test_around_every_player_equals_the_brute_force_window(db_url: str) -> None:
                 assert [(i["rank"], i["player_id"]) for i in items] == [
                     (n + 1, want[n][0]) for n in range(lo, hi)
                 ]
+
+
+def test_the_awaited_around_equals_the_blocking_one(db_url: str) -> None:
+    """around_async (the route's read) gives every player the page around() gives."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        want = _tied_league(ledger)
+
+        async def pages() -> list[object]:
+            try:
+                return [(await ledger.around_async(pid, 2)).items for pid, _ in want]
+            finally:
+                await ledger.reader.close()
+
+        assert asyncio.run(pages()) == [ledger.around(pid, 2).items for pid, _ in want]

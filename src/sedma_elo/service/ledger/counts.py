@@ -21,14 +21,24 @@ from typing import Any
 
 from .pg_arrays import Int4Array
 
-__all__ = ["RANK_SQL", "move_counts", "rating_moves", "recount"]
+__all__ = ["move_counts", "rank_above", "rating_moves", "recount"]
 
-#: Players above ``(rating, player_id)`` in a version; parameters: version, rating, version,
-#: rating, player id (``?`` placeholders; ``{ph}`` formatted for a raw connection).
-RANK_SQL = (
-    "SELECT (SELECT coalesce(sum(players), 0) FROM rating_counts WHERE version_id = {ph} AND rating > {ph})"
-    " + (SELECT count(*) FROM player_ratings WHERE version_id = {ph} AND rating = {ph} AND player_id < {ph})"
-)
+
+def rank_above(rating: str) -> str:
+    """The SQL expression of how many players of a version rank above ``(rating, player_id)``:
+    the counts of the higher ratings plus the ties before the player by id.
+
+    ``rating`` is SQL text (a column, say); the expression's parameters (``?``) are the version,
+    the version again and the player id.
+    """
+    return (
+        "(SELECT coalesce(sum(c.players), 0) FROM rating_counts c"
+        f" WHERE c.version_id = ? AND c.rating > {rating})"
+        f" + (SELECT count(*) FROM player_ratings t WHERE t.version_id = ? AND t.rating = {rating}"
+        " AND t.player_id < ?)"
+    )
+
+
 _PG_MOVE = (
     "INSERT INTO rating_counts AS c (version_id, rating, players)"
     " SELECT %s, u.rating, u.delta FROM unnest(CAST(%b AS integer[]), CAST(%b AS integer[]))"

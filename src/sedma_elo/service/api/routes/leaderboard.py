@@ -40,8 +40,9 @@ async def get_leaderboard(
     response_model=LeaderboardPage,
     responses=errors(404, 422, notes={404: "unknown player"}),
 )
-def get_around(
+async def get_around(
     player_id: PlayerId, ledger: LedgerDep, span: Annotated[int, Query(ge=0, le=100)] = 5
 ) -> Response:
     """The player's rank with ``span`` players above and below."""
-    return _page(ledger.around(player_id, span))
+    # One statement awaited on the async reader (no thread of the pool).
+    return _page(await ledger.around_async(player_id, span))
