@@ -106,3 +106,21 @@ def test_serve_with_a_cpu_the_machine_lacks_exits_2(tmp_path: Path, monkeypatch:
     assert result.exit_code == 2
     assert "writer_cpus" in result.output
     assert not db.exists()
+
+
+def test_reads_in_flight_default_to_twice_the_cpus_within_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The async reader: 2 x CPUs (at least 4) by default, the setting if given, never above the pool."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert ServiceSettings().reader_connections() == 4
+    monkeypatch.setattr(os, "cpu_count", lambda: 32)
+    assert ServiceSettings().reader_connections() == 16  # the pool's 16
+    assert ServiceSettings(pool_size=100).reader_connections() == 64
+    monkeypatch.setenv("SEDMA_ELO_READS_IN_FLIGHT", "3")
+    assert ServiceSettings().reader_connections() == 3
+
+
+def test_the_app_reads_with_that_many_connections(tmp_path: Path) -> None:
+    """create_app sizes the ledger's async reader by reader_connections()."""
+    settings = ServiceSettings(database_url=f"sqlite:///{tmp_path}/l.db", reads_in_flight=3, rate_limit=0)
+    with TestClient(create_app(settings)) as client:
+        assert client.app.state.reads.reader.size == 3  # type: ignore[attr-defined]

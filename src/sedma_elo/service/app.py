@@ -122,7 +122,7 @@ def _start(settings: ServiceSettings) -> Services:
         max_overflow=pools.overflow,
         wal_bound=_wal_bound(settings),
     )
-    ledger = Ledger(db, async_connections=pools.async_reader)
+    ledger = Ledger(db, async_connections=settings.reader_connections())
     ledger.ensure_version()
     if settings.admin_key is not None:
         create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())

@@ -167,6 +167,13 @@ class ServiceSettings(BaseSettings):
         le=100_000,
         description="most PostgreSQL connections of the whole service, split across its processes",
     )
+    reads_in_flight: int | None = Field(
+        default=None,
+        ge=1,
+        le=200,
+        description="most reads one API process runs on the database at once (the async reader);"
+        " default: twice this machine's CPUs, at least 4, at most its pool",
+    )
     processes: int = Field(
         default=1,
         ge=1,
@@ -256,6 +263,18 @@ class ServiceSettings(BaseSettings):
         return PoolSizes(
             engine=engine - writer, fast=fast, async_reader=async_reader, overflow=0, writer=writer
         )
+
+    def reader_connections(self) -> int:
+        """The async reader's connections in one API process: :attr:`reads_in_flight`, by default
+        twice this machine's CPUs and at least 4, never more than its pool (:meth:`pool_sizes`).
+
+        More reads at once than the database's cores can run only queue in its server: on a
+        2-core machine with PostgreSQL on it, 16 at once gave a player's rank with neighbours a
+        p99 of 77-90 ms, 4 gave 15 ms at 1.1x the reads/s (docs/service-measurements.md, "The
+        reads at 10 M again"). Set it to the database server's cores x 2 when it runs elsewhere.
+        """
+        default = max(4, 2 * (os.cpu_count() or 1))
+        return min(self.pool_sizes().async_reader, self.reads_in_flight or default)
 
     def check_secure(self) -> None:
         """Refuse insecure settings.
