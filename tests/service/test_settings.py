@@ -108,13 +108,10 @@ def test_serve_with_a_cpu_the_machine_lacks_exits_2(tmp_path: Path, monkeypatch:
     assert not db.exists()
 
 
-def test_reads_in_flight_default_to_twice_the_cpus_within_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The async reader: 2 x CPUs (at least 4) by default, the setting if given, never above the pool."""
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert ServiceSettings().reader_connections() == 4
-    monkeypatch.setattr(os, "cpu_count", lambda: 32)
-    assert ServiceSettings().reader_connections() == 16  # the pool's 16
-    assert ServiceSettings(pool_size=100).reader_connections() == 64
+def test_reads_in_flight_default_to_the_pool_and_never_exceed_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The async reader: its pool by default, the setting if given and smaller."""
+    assert ServiceSettings(pool_size=7).reader_connections() == 7
+    assert ServiceSettings(pool_size=7, reads_in_flight=50).reader_connections() == 7
     monkeypatch.setenv("SEDMA_ELO_READS_IN_FLIGHT", "3")
     assert ServiceSettings().reader_connections() == 3
 

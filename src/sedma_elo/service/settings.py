@@ -172,7 +172,7 @@ class ServiceSettings(BaseSettings):
         ge=1,
         le=200,
         description="most reads one API process runs on the database at once (the async reader);"
-        " default: twice this machine's CPUs, at least 4, at most its pool",
+        " default: its pool",
     )
     processes: int = Field(
         default=1,
@@ -265,16 +265,19 @@ class ServiceSettings(BaseSettings):
         )
 
     def reader_connections(self) -> int:
-        """The async reader's connections in one API process: :attr:`reads_in_flight`, by default
-        twice this machine's CPUs and at least 4, never more than its pool (:meth:`pool_sizes`).
+        """The async reader's connections in one API process: its pool (:meth:`pool_sizes`), or
+        :attr:`reads_in_flight` if that is set and smaller.
 
-        More reads at once than the database's cores can run only queue in its server: on a
-        2-core machine with PostgreSQL on it, 16 at once gave a player's rank with neighbours a
-        p99 of 77-90 ms, 4 gave 15 ms at 1.1x the reads/s (docs/service-measurements.md, "The
-        reads at 10 M again"). Set it to the database server's cores x 2 when it runs elsewhere.
+        Fewer reads at once than the pool pay when the database is CPU-bound: on a 2-core machine
+        with PostgreSQL on it and the ledger in memory, 16 at once gave a player's rank with
+        neighbours a p99 of 75-84 ms, 4 gave 15.6-37.6 ms, the other reads unmoved. When reads
+        wait on the disk, more at once keep more reads in flight there: in one pair of runs on a
+        slow disk, 4 gave 1.34 s and 16 gave 79 ms (docs/service-measurements.md, "The reads at
+        10 M again"). So the default stays the pool; set it near twice the database's cores when
+        its ledger fits in its memory.
         """
-        default = max(4, 2 * (os.cpu_count() or 1))
-        return min(self.pool_sizes().async_reader, self.reads_in_flight or default)
+        pool = self.pool_sizes().async_reader
+        return pool if self.reads_in_flight is None else min(pool, self.reads_in_flight)
 
     def check_secure(self) -> None:
         """Refuse insecure settings.
