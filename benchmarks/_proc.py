@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-__all__ = ["cpu_ticks", "descendants", "stat"]
+__all__ = ["cpu_ticks", "descendants", "stat", "ticks"]
 
 
 def stat(pid: int) -> tuple[str, list[str]]:
@@ -25,7 +25,11 @@ def cpu_ticks(pid: int) -> int:
     Raises:
         OSError: the process has ended.
     """
-    fields = stat(pid)[1]
+    return ticks(stat(pid)[1])
+
+
+def ticks(fields: list[str]) -> int:
+    """User + system CPU clock ticks in the fields :func:`stat` returns (utime and stime)."""
     return int(fields[11]) + int(fields[12])
 
 

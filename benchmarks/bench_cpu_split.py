@@ -41,6 +41,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _proc import descendants, stat
+from _proc import ticks as cpu_of  # `ticks` names a loop variable below
 from bench_service import POST_LUA, fresh_database, seed, serve, stop, wrk
 
 
@@ -52,7 +53,7 @@ def cpu_by_process() -> dict[int, tuple[str, int]]:
             continue
         with contextlib.suppress(OSError):  # ended meanwhile
             name, fields = stat(int(entry.name))
-            found[int(entry.name)] = (name, int(fields[11]) + int(fields[12]))
+            found[int(entry.name)] = (name, cpu_of(fields))
     return found
 
 
