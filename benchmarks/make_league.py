@@ -33,10 +33,26 @@ CHUNK = 200_000
 COUNTS = ("bad_moves", "won_by_16", "won_by_24", "won_by_4_and_last")
 
 
-def _activity(rng: np.random.Generator, players: int, tail: float) -> npt.NDArray[np.float64]:
-    """Each player's probability of taking a seat in a match: Pareto weights, normalised."""
-    weights = rng.pareto(tail, players) + 1.0
-    return weights / weights.sum()
+def _activity(rng: np.random.Generator, players: int, tail: float, busiest: float) -> npt.NDArray[np.float64]:
+    """Each player's probability of taking a seat in a match: Pareto weights, normalised.
+
+    No player's probability exceeds ``busiest`` (>= 1) times the average player's (``1 / players``).
+    Uncapped, a tail of 1.2 has no finite variance and one draw can dominate: at 1 M players one
+    player took 52.6% of the seats (6.96 M of 10 M matches), a league nobody runs. The weights over
+    the cap are clipped to it; the cap is then the fixed point ``busiest * sum / players`` of the
+    clipped sum, found by growing the clipped set until it stops changing (a few passes).
+    """
+    if busiest < 1.0:
+        raise ValueError(f"busiest must be at least 1 (the average player), not {busiest}")
+    raw = rng.pareto(tail, players) + 1.0
+    over = np.zeros(players, dtype=bool)
+    while True:
+        cap = busiest * raw[~over].sum() / (players - busiest * over.sum())
+        grown = raw > cap
+        if np.array_equal(grown, over):
+            weights = np.minimum(raw, cap)
+            return weights / weights.sum()
+        over = grown
 
 
 def _counts(
@@ -60,12 +76,17 @@ def generate(
     draw_share: float = 0.03,
     team_share: float = 0.05,
     tail: float = 1.2,
+    busiest: float = 1000.0,
     start: datetime = datetime(2024, 1, 1, tzinfo=UTC),
     span_days: int = 730,
 ) -> Iterator[str]:
-    """Yield the history's lines (JSON Lines, one match each) in time order."""
+    """Yield the history's lines (JSON Lines, one match each) in time order.
+
+    ``busiest``: the most a player plays, as a multiple of the average player's matches (1,000 at
+    10 M matches and 1 M players: about 21,000 matches, some 30 a day over the two years).
+    """
     rng = np.random.default_rng(seed)
-    cdf = np.cumsum(_activity(rng, players, tail))
+    cdf = np.cumsum(_activity(rng, players, tail, busiest))
 
     def sit(shape: int | tuple[int, int]) -> npt.NDArray[np.int64]:
         # Inverse-CDF sampling: one binary search a seat instead of rebuilding the table per call.
@@ -149,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--draw-share", type=float, default=0.03)
     parser.add_argument("--team-share", type=float, default=0.05)
+    parser.add_argument(
+        "--busiest", type=float, default=1000.0, help="the most a player plays, in average players"
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     with _open(args.out) as out:
@@ -159,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                 seed=args.seed,
                 draw_share=args.draw_share,
                 team_share=args.team_share,
+                busiest=args.busiest,
             ),
             start=1,
         ):

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
 from sedma_elo.batch.history import read_matches
@@ -48,6 +49,30 @@ def test_activity_is_heavy_tailed(league: list[dict[str, Any]]) -> None:
     top = ranked[: len(ranked) // 100]
     assert sum(top) > 0.10 * seats  # 10 times a uniform league's share
     assert ranked[0] > 20 * ranked[len(ranked) // 2]
+
+
+def test_no_player_takes_more_than_busiest_times_the_average(maker: ModuleType) -> None:
+    """Each player's seat probability is capped at ``busiest`` average players, and some reach it."""
+    for players, busiest in ((1_000, 5.0), (200_000, 1000.0)):
+        p = maker._activity(np.random.default_rng(1), players, 1.2, busiest)
+        assert p.sum() == pytest.approx(1.0)
+        assert p.max() <= busiest / players * (1 + 1e-9)
+        assert (p >= busiest / players * (1 - 1e-9)).sum() >= 1
+
+
+def test_capped_league_seats_follow_the_cap(maker: ModuleType) -> None:
+    """With ``busiest=20`` among 2,000 players nobody sits in more than about 1% of the seats."""
+    league = [json.loads(line) for line in maker.generate(20_000, 2_000, seed=7, busiest=20.0)]
+    counts = Counter(p for m in league for p in _seats(m))
+    seats = sum(counts.values())
+    # The cap's share is 20 / 2,000 = 1% of the seats; the slack covers sampling (about 5 sd).
+    assert max(counts.values()) <= 0.01 * seats * 1.25
+
+
+def test_busiest_below_the_average_player_is_refused(maker: ModuleType) -> None:
+    """A cap under the average player's share has no league: ValueError."""
+    with pytest.raises(ValueError, match="busiest"):
+        maker._activity(np.random.default_rng(1), 100, 1.2, 0.5)
 
 
 def test_draws_and_team_matches_are_present(league: list[dict[str, Any]]) -> None:
