@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from sedma_elo import REFERENCE_RULES, Match
+from sedma_elo.batch.history import LinedMatches
 from sedma_elo.service import Ledger
 from sedma_elo.service.ledger import rebuild
 from sedma_elo.storage import downgrade, open_database, upgrade
@@ -21,6 +22,16 @@ from sedma_elo.storage.partitions import is_version_table, partition_name
 pytestmark = pytest.mark.postgres
 
 _ROWS = "SELECT version_id, player_key, sequence, rating_before, rating_after FROM rating_changes"
+#: Each of the parent's indexes and whether it is valid.
+_VALID = (
+    "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+    " WHERE i.indrelid = 'rating_changes'::regclass ORDER BY 1"
+)
+#: The partitions' parts of the sequence index.
+_SEQUENCE_PARTS = (
+    "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+    " WHERE i.inhparent = 'ix_rating_changes_sequence'::regclass ORDER BY 1"
+)
 
 
 def _matches(n: int) -> list[Match]:
@@ -31,11 +42,12 @@ def _matches(n: int) -> list[Match]:
 
 @pytest.fixture
 def ledger(new_pg_database: Any) -> Iterator[Ledger]:
-    """A PostgreSQL ledger of 40 matches with an active version 1 and an inactive re-rate, version 2."""
+    """A PostgreSQL ledger of 40 matches imported (``sedma-elo import``'s path) into an active
+    version 1, and an inactive re-rate, version 2."""
     led = Ledger(open_database(new_pg_database()))
     try:
         led.ensure_version()
-        assert led.import_matches(_matches(40)).refused == []
+        assert led.import_history(LinedMatches(_matches(40), list(range(1, 41)))).refused == []
         led.rerate(REFERENCE_RULES.replace(version="9", k_top=20), "k20", activate=False)
         yield led
     finally:
@@ -69,29 +81,37 @@ def test_each_version_is_a_partition_of_its_own(ledger: Ledger) -> None:
         assert own == [(80,)]  # two players a match, 40 matches
 
 
-def test_a_rerates_partition_has_both_indexes_attached_to_the_parents(ledger: Ledger) -> None:
-    """The re-rate's table was indexed before its attach: its two indexes belong to the parent's."""
+@pytest.mark.parametrize("vid", [1, 2], ids=["import", "rerate"])
+def test_a_filled_partition_has_both_indexes_attached_to_the_parents(ledger: Ledger, vid: int) -> None:
+    """An import's and a re-rate's tables were indexed before their attach, both to the parent's indexes."""
+    name = partition_name(vid)
     got = ledger.db.query(
         "SELECT p.relname, c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
         " JOIN pg_class p ON p.oid = i.inhparent WHERE c.relname LIKE %s",
-        ("rating_changes_v2%",),
+        (f"{name}%",),
     )
     assert sorted(got) == [
-        ("ix_rating_changes_sequence", "rating_changes_v2_sequence"),
-        ("rating_changes", "rating_changes_v2"),
-        ("rating_changes_pkey", "rating_changes_v2_pkey"),
+        ("ix_rating_changes_sequence", f"{name}_sequence"),
+        ("rating_changes", name),
+        ("rating_changes_pkey", f"{name}_pkey"),
     ]
 
 
-def test_a_rerates_rows_are_read_off_the_index_alone_at_once(ledger: Ledger) -> None:
-    """COPY FREEZE: the re-rate's rows are all-visible, an index-only scan fetches no heap row."""
+def test_the_parents_indexes_stay_valid(ledger: Ledger) -> None:
+    """Every partition has its part of each of the parent's indexes, so both are valid."""
+    assert ledger.db.query(_VALID) == [("ix_rating_changes_sequence", True), ("rating_changes_pkey", True)]
+
+
+@pytest.mark.parametrize("vid", [1, 2], ids=["import", "rerate"])
+def test_a_filled_partitions_rows_are_read_off_the_index_alone_at_once(ledger: Ledger, vid: int) -> None:
+    """COPY FREEZE: an import's and a re-rate's rows are all-visible, read with no heap fetch."""
     with ledger.db.write.connect() as conn:
         raw: Any = conn.connection.driver_connection
         raw.execute("SET enable_seqscan = off")
         raw.execute("SET enable_bitmapscan = off")
         plan = raw.execute(
             "EXPLAIN (ANALYZE, FORMAT JSON) SELECT sequence, player_key, rating_before, rating_after"
-            " FROM rating_changes WHERE version_id = 2 AND sequence > 0 AND sequence <= 40"
+            f" FROM rating_changes WHERE version_id = {vid} AND sequence > 0 AND sequence <= 40"
         ).fetchone()[0]
         raw.rollback()
     top = (plan if isinstance(plan, list) else json.loads(plan))[0]["Plan"]
@@ -112,6 +132,27 @@ def test_the_migration_down_and_up_keeps_every_change(ledger: Ledger) -> None:
     for vid in (1, 2):
         own = sorted(ledger.db.query(f"SELECT * FROM {partition_name(vid)}"))
         assert own == [r for r in rows if r[0] == vid]
+    assert ledger.verify().ok
+
+
+def test_the_repair_migration_indexes_an_import_that_lost_its_sequence_index(ledger: Ledger) -> None:
+    """Migration 0013 builds and attaches the sequence index an import before it left on no partition."""
+    # What the import did from 0012 to 0013: the index dropped, then made again from its catalog
+    # definition, which reads ON ONLY the parent.
+    with ledger.db.write.begin() as conn:
+        conn.exec_driver_sql("DROP INDEX ix_rating_changes_sequence")
+        conn.exec_driver_sql(
+            "CREATE INDEX ix_rating_changes_sequence ON ONLY rating_changes"
+            " (version_id, sequence, rating_before, rating_after) INCLUDE (player_key)"
+        )
+    assert ledger.db.query(_SEQUENCE_PARTS) == []
+    downgrade(ledger.db, "0012_partitions")
+    upgrade(ledger.db)
+    assert ledger.db.query(_SEQUENCE_PARTS) == [
+        ("rating_changes_v1_sequence",),
+        ("rating_changes_v2_sequence",),
+    ]
+    assert ledger.db.query(_VALID) == [("ix_rating_changes_sequence", True), ("rating_changes_pkey", True)]
     assert ledger.verify().ok
 
 

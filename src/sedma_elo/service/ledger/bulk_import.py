@@ -20,10 +20,11 @@ changes, feed) before the next is read. The ratings come from the ledger's one b
 matches), on the state by player key (:class:`.bulk.KeyState`) started from the players' stored
 standing, so memory holds one chunk plus a few numbers a player, whatever the file's size. The
 database only stores the numbers: ``COPY`` on PostgreSQL, ``executemany`` on SQLite. On
-PostgreSQL an import into an empty ledger loads ``rating_changes`` without its indexes and builds
-them once at the end (in the same transaction: a refused file leaves them as they were, and
-readers of that table wait for the commit), and every import ends with ``ANALYZE`` of the tables
-it filled (:mod:`.pg_bulk`).
+PostgreSQL an import whose version has no rating change yet fills that version's partition as a
+re-rate fills its new one (:mod:`~sedma_elo.storage.partitions`): a bare table made in the
+import's transaction, written with ``COPY ... FREEZE``, indexed once at the end and attached (a
+refused file leaves the old, empty partition; readers of ``rating_changes`` wait for the commit).
+Every import ends with ``ANALYZE`` of the tables it filled (:mod:`.pg_bulk`).
 """
 
 from __future__ import annotations
@@ -42,12 +43,13 @@ import psycopg
 from ...batch.history import HistoryArrays, LinedMatches
 from ...core.rules import Rules
 from ...errors import HistoryError, NotFoundError, SedmaEloError
+from ...storage.partitions import attach_sql, create_sql, index_sql, partition_name
 from ...storage.schema import MATCH_SLOTS
 from .base import LedgerBase
 from .bulk import Int64Array, KeyState, rate_chunk, use_kernel, write_changes
 from .feed_events import copy_events, match_event, match_player
 from .import_rows import ImportRows, import_rows, located
-from .pg_bulk import IMPORTED_TABLES, analyze, without_indexes
+from .pg_bulk import IMPORTED_TABLES, analyze
 from .rebuild import store_players
 from .rows import FACT_COLUMNS, PG_INTERN, intern_sqlite, micros, now_micros
 from .sql import SQLITE_INSERT_MATCHES
@@ -59,13 +61,6 @@ __all__ = ["CHUNK", "Progress", "Source", "bulk_import"]
 CHUNK = 50_000
 #: What :func:`bulk_import` takes: a history read whole, or its chunks in file order.
 Source = HistoryArrays | LinedMatches | Iterable[HistoryArrays | LinedMatches]
-#: Loaded without indexes into an empty PostgreSQL ledger: the import writes a chunk's changes
-#: player by player, so each of their B-trees took a random insert a row (the ATP file: 24 s of a
-#: 68 s import, 2.4 s without them plus 4.5 s to build them). The others stay: ``matches``' unique
-#: ``match_id`` finds a chunk's ids already stored (without it each chunk would scan every row
-#: imported before it), ``change_events``' key gives each chunk its top sequence, and ``matches``'
-#: key is named by ``kept_answers``' foreign key; all three take their rows in key order or nearly.
-_UNINDEXED = ("rating_changes",)
 _MATCH_COLUMNS = f"sequence, {', '.join(FACT_COLUMNS)}, version_id, voided, void_reason, created_at"
 # Binary COPY: the server converts no text (its types in the column order, for set_types).
 _PG_COPY_MATCHES = f"COPY matches ({_MATCH_COLUMNS}) FROM STDIN (FORMAT BINARY)"
@@ -110,27 +105,46 @@ def bulk_import(
             cannot be read (field and line named). Nothing is stored.
     """
     bar = progress or _NoProgress()
-    with _no_gc(), _exclusive(ledger) as raw, _loading(raw):
+    with _no_gc(), _exclusive(ledger) as raw:
         run = _Run(ledger, raw, skip_bad)
-        bar.phase("importing")
-        for part in _parts(source, chunk):
-            run.add(part)
-            bar.update(run.done)
-        run.finish()
+        with _loading(run):
+            bar.phase("importing")
+            for part in _parts(source, chunk):
+                run.add(part)
+                bar.update(run.done)
+            run.finish()
         return run.report
 
 
 @contextlib.contextmanager
-def _loading(raw: Any) -> Iterator[None]:
-    """On PostgreSQL: an import into an empty ledger loads ``rating_changes`` without its indexes
-    (built once at the end, :func:`.pg_bulk.without_indexes`); every import ends with ``ANALYZE``
-    of the tables it filled, so the plans of the next reads, ``verify`` and ``void`` see their size."""
-    if isinstance(raw, sqlite3.Connection):
+def _loading(run: _Run) -> Iterator[None]:
+    """On PostgreSQL: the version's changes into a bare partition if it has none yet, and
+    ``ANALYZE`` of the tables the import filled, so the plans of the next reads, ``verify`` and
+    ``void`` see their size.
+
+    Inserted into the indexed partition, the import writes a chunk's changes player by player, so
+    each of its two B-trees took a random insert a row (the ATP file: 24 s of a 68 s import, 2.4 s
+    without them plus 4.5 s to build them). Not by dropping the parent's indexes and building them
+    again from their catalog definitions (as the import once did): the sequence index's definition
+    reads ``ON ONLY`` the parent, so it came back invalid and on no partition, and an imported
+    version read one match's changes by a scan of all of them (548 ms at 10 M matches, against
+    0.4 ms by the index; migration 0013 repairs such ledgers).
+    """
+    raw = run.raw
+    if not run.pg:
         yield
         return
-    empty = raw.execute("SELECT 1 FROM matches LIMIT 1").fetchone() is None
-    with without_indexes(raw, _UNINDEXED) if empty else contextlib.nullcontext():
+    name = partition_name(run.version.id)
+    if raw.execute(f"SELECT 1 FROM {name} LIMIT 1").fetchone() is not None:
         yield
+    else:
+        raw.execute(f"DROP TABLE {name}")  # empty: made again bare in this transaction
+        for statement in create_sql(run.version.id):
+            raw.execute(statement)
+        run.into = name
+        yield
+        for statement in (*index_sql(run.version.id), *attach_sql(run.version.id)):
+            raw.execute(statement)
     analyze(raw, IMPORTED_TABLES)
 
 
@@ -182,6 +196,8 @@ class _Run:
         self.key_of: dict[str, int] = {}
         self.first: int | None = None  # the import's first sequence: rows from it on are this file's
         self.done = 0
+        #: PostgreSQL: the bare table the version's changes are copied into (see ``_loading``).
+        self.into: str | None = None
         self.created_at = now_micros()
         self.feed_time = now_text()
 
@@ -210,7 +226,7 @@ class _Run:
         before[present], after[present] = changes[:, 2], changes[:, 3]
         vid = self.version.id
         _write_matches(self.raw, self.pg, vid, fresh, seqs, slot_keys, self.created_at)
-        write_changes(self.raw, self.pg, vid, changes)
+        write_changes(self.raw, self.pg, vid, changes, self.into)
         _write_feed(self.raw, vid, fresh, seqs, before, after, self.feed_time)
 
     def finish(self) -> None:
