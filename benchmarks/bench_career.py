@@ -32,6 +32,7 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _pg import dsn
 from bench_league10m import busiest_near
 
 
@@ -40,7 +41,7 @@ def explain(url: str, player: str) -> None:
     from sedma_elo.service.ledger import reads
 
     sql = reads._CAREER_SQL.format(ph="%s")
-    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+    with psycopg.connect(dsn(url)) as conn:
         vid = conn.execute("SELECT id FROM rating_versions WHERE active").fetchone()
         assert vid is not None
         for (line,) in conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, (vid[0], player)).fetchall():
@@ -81,8 +82,8 @@ def timed(url: str, player: str, runs: int) -> None:
 @contextmanager
 def stamped(url: str, revision: str) -> Iterator[None]:
     """``alembic_version`` set to ``revision`` inside the block, put back after it."""
-    dsn = url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    conninfo = dsn(url)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
         row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
         assert row is not None
         conn.execute("UPDATE alembic_version SET version_num = %s", (revision,))

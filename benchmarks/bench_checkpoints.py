@@ -36,6 +36,7 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _pg import dsn
 from bench_service import POST_LUA, fresh_database, seed, serve, stop, wrk
 
 VARIANTS = {"default": {}, "lz4": {"wal_compression": "lz4"}, "zstd": {"wal_compression": "zstd"}}
@@ -84,7 +85,7 @@ def main() -> None:
     found: dict[str, list[tuple[float, float, float, float]]] = {v: [] for v in variants}
     with (
         fresh_database("postgresql") as url,
-        psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as admin,
+        psycopg.connect(dsn(url), autocommit=True) as admin,
     ):
         key = seed(url, args.players)
         proc = serve(url, args.port, 1)

@@ -45,6 +45,7 @@ from typing import Any
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _pg import dsn
 from _wrk import run as wrk
 from _wrk import write_lua
 from bench_service import PG_ADMIN, SEDMA_ELO, report, serve
@@ -125,14 +126,9 @@ def write_league(path: Path, matches: int, players: int, seed: int) -> float:
     return time.perf_counter() - started
 
 
-def _dsn(url: str) -> str:
-    """psycopg's form of a SQLAlchemy PostgreSQL URL."""
-    return url.replace("postgresql+psycopg://", "postgresql://")
-
-
 def _rows(url: str, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
     """Every row of one statement on ``url``."""
-    with psycopg.connect(_dsn(url)) as conn:
+    with psycopg.connect(dsn(url)) as conn:
         return conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
 
 
@@ -170,7 +166,7 @@ def server_settings(url: str) -> str:
 def vacuum(url: str) -> None:
     """``VACUUM (ANALYZE)`` the whole database, timed."""
     started = time.perf_counter()
-    with psycopg.connect(_dsn(url), autocommit=True) as conn:
+    with psycopg.connect(dsn(url), autocommit=True) as conn:
         conn.execute("VACUUM (ANALYZE)")
     print(f"  VACUUM (ANALYZE) {time.perf_counter() - started:.1f} s")
 
@@ -266,7 +262,7 @@ def _stamped(url: str, revision: str | None) -> Iterator[None]:
     if revision is None:
         yield
         return
-    with psycopg.connect(_dsn(url), autocommit=True) as conn:
+    with psycopg.connect(dsn(url), autocommit=True) as conn:
         row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
         assert row is not None
         conn.execute("UPDATE alembic_version SET version_num = %s", (revision,))

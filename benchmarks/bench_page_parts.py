@@ -37,6 +37,7 @@ from typing import Any
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _pg import dsn
 from bench_career import stamped
 from bench_league10m import busiest_near
 
@@ -74,8 +75,8 @@ def timed(url: str, player: str, runs: int, sample: int) -> None:
     from sedma_elo.service import Ledger, ServiceSettings, create_app
     from sedma_elo.storage import open_database
 
-    dsn = url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    conninfo = dsn(url)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
         stored = conn.execute("SELECT to_regclass('career_states')").fetchone()
         if stored is not None and stored[0] is not None:
             conn.execute(

@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _pg import dsn
 from bench_service import fresh_database
 
 ATP = Path(os.environ.get("SEDMA_ATP", "/work/shared/data/atp_1991_2017.csv.gz"))
@@ -73,8 +74,8 @@ def _sqlite_sizes(url: str) -> tuple[dict[str, int], int]:
 def _pg_sizes(url: str) -> tuple[dict[str, int], int]:
     import psycopg
 
-    dsn = url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    conninfo = dsn(url)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute("VACUUM (ANALYZE)")
         rows = conn.execute(
             "SELECT c.relname, pg_relation_size(c.oid)"

@@ -23,6 +23,7 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _pg import dsn
 from bench_service import POST_LUA, fresh_database, seed, serve, stop, wrk
 
 STATS = (
@@ -50,7 +51,7 @@ def main() -> None:
                 env = {"BENCH_KEY": key, "BENCH_PREFIX": f"r{r}{secrets.token_hex(2)}"}
                 res = wrk(base, "/v1/matches", POST_LUA, args.duration, 16, env)
                 print(f"round {r}: {res['rps']} writes/s, p99 {res['p99']}")
-                with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+                with psycopg.connect(dsn(url)) as conn:
                     for name, live, dead, upd, hot, vac, ana, size in conn.execute(STATS):
                         print(
                             f"    {name:15s} live {live:7d} dead {dead:7d} updates {upd:7d} HOT {hot:7d}"

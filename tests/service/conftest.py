@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from needs import PG_ADMIN, require_postgres
 from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.auth import create_key
-from sedma_elo.storage import open_database
+from sedma_elo.storage import libpq_url, open_database
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +31,7 @@ def pg_database() -> Iterator[str]:
 
 
 def _reset_pg(url: str) -> None:
-    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as conn:
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         conn.execute("DROP SCHEMA public CASCADE")
         conn.execute("CREATE SCHEMA public")
 

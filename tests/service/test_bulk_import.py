@@ -23,7 +23,7 @@ from sedma_elo.service import Ledger
 from sedma_elo.service.ledger import bulk, bulk_import, rebuild
 from sedma_elo.service.ledger.rows import MATCH_FROM, STAT_COLUMNS
 from sedma_elo.service.payload import submission_from_match
-from sedma_elo.storage import open_database
+from sedma_elo.storage import libpq_url, open_database
 
 _PLAYERS = ["ann", "bob", "cyd", "dan", "eve", "fay", "gus", "hal", "ivy", "jo", "Žofie", 'q"uote', "b\\s"]
 
@@ -189,7 +189,7 @@ def _reset(url: str) -> None:
         for suffix in ("", "-wal", "-shm"):
             Path(url.removeprefix("sqlite:///") + suffix).unlink(missing_ok=True)
         return
-    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as conn:
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         conn.execute("DROP SCHEMA public CASCADE")
         conn.execute("CREATE SCHEMA public")
 
@@ -409,7 +409,7 @@ class _ReadDuringImport:
     waiting at most 50 ms for a lock, and records whether the read got through."""
 
     def __init__(self, url: str) -> None:
-        self.conn = psycopg.connect(url.replace("+psycopg", ""), autocommit=True)
+        self.conn = psycopg.connect(libpq_url(url), autocommit=True)
         self.conn.execute("SET lock_timeout = '50ms'")
         self.passed: list[bool] = []
 

@@ -9,10 +9,9 @@ import pytest
 
 from sedma_elo import Match
 from sedma_elo.service import Ledger
-from sedma_elo.service.games.queue import libpq_url
 from sedma_elo.service.ledger.sql import PG_LOCK_PLAYERS
 from sedma_elo.service.ledger.writes import ANALYZE_AFTER
-from sedma_elo.storage import open_database
+from sedma_elo.storage import libpq_url, open_database
 
 pytestmark = pytest.mark.postgres
 

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from psycopg.adapt import PyFormat
 from psycopg.types.array import ListBinaryDumper
 
-from sedma_elo.service.games.queue import libpq_url
 from sedma_elo.service.ledger.pg_arrays import (
     ByteaArray,
     Int2Array,
@@ -23,6 +22,7 @@ from sedma_elo.service.ledger.pg_arrays import (
     TextArray,
     array_of,
 )
+from sedma_elo.storage import libpq_url
 
 pytestmark = pytest.mark.postgres
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sedma_elo.service.games.queue import libpq_url
 from sedma_elo.service.ledger.pg_arrays import Int4Array, Int8Array, TextArray
 from sedma_elo.service.ledger.pg_pipe import PREPARE_ON_USE, Pipe, forget_prepared
+from sedma_elo.storage import libpq_url
 
 pytestmark = pytest.mark.postgres
 

@@ -17,7 +17,7 @@ from sedma_elo.errors import ValidationError
 from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.auth import create_key
 from sedma_elo.service.settings import GAME_WORKER_POOLS
-from sedma_elo.storage import open_database
+from sedma_elo.storage import libpq_url, open_database
 
 
 @pytest.mark.parametrize("total", [6, 10, 16, 32, 97, 100, 1000])
@@ -100,7 +100,7 @@ def test_two_processes_under_a_read_burst_stay_within_the_budget(pg_database: st
 
     def sample() -> None:
         nonlocal peak
-        with psycopg.connect(pg_database.replace("+psycopg", ""), autocommit=True) as admin:
+        with psycopg.connect(libpq_url(pg_database), autocommit=True) as admin:
             while not stop.is_set():
                 peak = max(peak, _connections(admin, name))
                 time.sleep(0.005)

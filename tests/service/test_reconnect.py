@@ -11,13 +11,13 @@ from conftest import make_api, single
 from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger
 from sedma_elo.service.payload import submission_from_match
-from sedma_elo.storage import open_database
+from sedma_elo.storage import libpq_url, open_database
 
 pytestmark = [pytest.mark.postgres, pytest.mark.faults]
 
 
 def _kill_other_backends(url: str) -> int:
-    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as conn:
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
@@ -29,7 +29,7 @@ def _kill_other_backends(url: str) -> int:
 @pytest.fixture
 def db_url(pg_database: str) -> str:
     """The session's PostgreSQL database, emptied."""
-    with psycopg.connect(pg_database.replace("+psycopg", ""), autocommit=True) as conn:
+    with psycopg.connect(libpq_url(pg_database), autocommit=True) as conn:
         conn.execute("DROP SCHEMA public CASCADE")
         conn.execute("CREATE SCHEMA public")
     return pg_database

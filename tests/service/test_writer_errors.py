@@ -17,7 +17,7 @@ from sedma_elo.service import GroupWriter, Ledger
 from sedma_elo.service.payload import Submission, submission_from_match
 from sedma_elo.service.writer_main import Reply, _Loop
 from sedma_elo.service.writer_process import ProcessWriter, WriterConfig
-from sedma_elo.storage import open_database
+from sedma_elo.storage import libpq_url, open_database
 
 
 def _sub(match_id: str, a: str = "ann", b: str = "bob") -> Submission:
@@ -32,7 +32,7 @@ def _errors() -> float:
 
 
 def _kill_other_backends(url: str) -> None:
-    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as conn:
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         conn.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"

@@ -11,11 +11,10 @@ import pytest
 from conftest import _reset_pg
 from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger, submission_from_match
-from sedma_elo.service.games.queue import libpq_url
 from sedma_elo.service.ledger import write_pg
 from sedma_elo.service.ledger.batch import Batch
 from sedma_elo.service.payload import Submission
-from sedma_elo.storage import open_database
+from sedma_elo.storage import libpq_url, open_database
 
 pytestmark = pytest.mark.postgres
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from sedma_elo.storage import DEFAULT_DATABASE_URL, downgrade, normalize_url, open_database, upgrade
+from sedma_elo.storage import DEFAULT_DATABASE_URL, downgrade, libpq_url, normalize_url, open_database, upgrade
 
 
 def test_default_and_postgres_urls_are_normalised() -> None:
@@ -18,6 +18,13 @@ def test_default_and_postgres_urls_are_normalised() -> None:
     assert normalize_url(None) == DEFAULT_DATABASE_URL == "sqlite:///./sedma-elo.db"
     assert normalize_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
     assert normalize_url("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_libpq_url_drops_the_driver_name_and_keeps_the_rest() -> None:
+    """psycopg's form of a PostgreSQL URL: the same host, user, password, port, database and options."""
+    url = "postgresql+psycopg://u:p%40ss@h:5433/db?sslmode=require"
+    assert libpq_url(url) == "postgresql://u:p%40ss@h:5433/db?sslmode=require"
+    assert libpq_url("postgresql://u@h/db") == "postgresql://u@h/db"
 
 
 def test_sqlite_runs_in_wal_with_busy_timeout_and_full_sync(tmp_path: Path) -> None:

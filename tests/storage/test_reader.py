@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from sedma_elo.storage import AsyncReader, Database, open_database
+from sedma_elo.storage import AsyncReader, Database, libpq_url, open_database
 
 
 def _seeded(url: str) -> Database:
@@ -75,7 +75,7 @@ def test_a_pooled_connection_killed_by_the_server_is_replaced(pg_db: Database) -
         reader = AsyncReader(db)
         try:
             await reader.query(SQL, (1, 0))
-            with psycopg.connect(db.url.replace("+psycopg", ""), autocommit=True) as admin:
+            with psycopg.connect(libpq_url(db.url), autocommit=True) as admin:
                 admin.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                     " WHERE datname = current_database() AND pid <> pg_backend_pid()"

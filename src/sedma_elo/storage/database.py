@@ -32,6 +32,7 @@ __all__ = [
     "check_database_url",
     "database_error",
     "downgrade",
+    "libpq_url",
     "normalize_url",
     "open_checked",
     "open_database",
@@ -53,6 +54,15 @@ def normalize_url(url: str | None) -> str:
     if url.startswith("postgresql://") or url.startswith("postgres://"):
         return "postgresql+psycopg://" + url.split("://", 1)[1]
     return url
+
+
+def libpq_url(url: str) -> str:
+    """The libpq form (``postgresql://...``) of a PostgreSQL URL, for psycopg used directly.
+
+    Raises:
+        sqlalchemy.exc.ArgumentError: ``url`` is not a database URL.
+    """
+    return make_url(normalize_url(url)).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def _sqlite_engine(url: str, *, immediate: bool, pool_size: int, wal_bound: int | None = None) -> Engine:

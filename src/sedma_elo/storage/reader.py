@@ -19,9 +19,8 @@ import contextlib
 from typing import Any
 
 import psycopg
-from sqlalchemy.engine import make_url
 
-from .database import CONNECT_TIMEOUT, Database
+from .database import CONNECT_TIMEOUT, Database, libpq_url
 
 __all__ = ["AsyncReader"]
 
@@ -40,7 +39,7 @@ class AsyncReader:
         self.db = db
         self.size = size
         self._pg = db.dialect == "postgresql"
-        self._conninfo = make_url(db.url).set(drivername="postgresql").render_as_string(hide_password=False)
+        self._conninfo = libpq_url(db.url)
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._slots: asyncio.Semaphore | None = None
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from procrastinate import App, PsycopgConnector, RetryStrategy
 from sqlalchemy import Connection
-from sqlalchemy.engine import make_url
 
+from ...storage import libpq_url
 from ..settings import GAME_WORKER_POOLS
 
 __all__ = ["QUEUE", "TASK_NAME", "defer_in", "drain_queue", "queue_app", "retry_stalled", "run_queue_worker"]
@@ -38,11 +38,6 @@ _log = logging.getLogger("sedma_elo.service.games")
 #: The procrastinate queue and task of game analyses (frozen in migration 0006_queue too).
 QUEUE = "games"
 TASK_NAME = "sedma_elo.analyse_game"
-
-
-def libpq_url(url: str) -> str:
-    """The libpq form (``postgresql://...``) of a SQLAlchemy PostgreSQL URL."""
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def queue_app(url: str | None = None) -> App:
