@@ -128,7 +128,7 @@ def _loading(run: _Run) -> Iterator[None]:
     again from their catalog definitions (as the import once did): the sequence index's definition
     reads ``ON ONLY`` the parent, so it came back invalid and on no partition, and an imported
     version read one match's changes by a scan of all of them (548 ms at 10 M matches, against
-    0.4 ms by the index; migration 0013 repairs such ledgers).
+    0.1-0.4 ms by the index; migration 0013 repairs such ledgers).
     """
     raw = run.raw
     if not run.pg:
