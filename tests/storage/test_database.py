@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from sedma_elo.storage import DEFAULT_DATABASE_URL, downgrade, libpq_url, normalize_url, open_database, upgrade
+from sedma_elo.storage import (
+    DEFAULT_DATABASE_URL,
+    downgrade,
+    libpq_url,
+    normalize_url,
+    open_database,
+    upgrade,
+)
 
 
 def test_default_and_postgres_urls_are_normalised() -> None:
