@@ -25,15 +25,13 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _pg import dsn
-from bench_league10m import busiest_near
+from bench_league10m import busiest_near, stamped
 
 
 def explain(url: str, player: str) -> None:
@@ -77,20 +75,6 @@ def timed(url: str, player: str, runs: int) -> None:
             f"  {name:<14} median {statistics.median(xs) * 1000:7.1f} ms  best {min(xs) * 1000:7.1f} ms"
             f"  ({len(items):,} matches, {runs} runs)"
         )
-
-
-@contextmanager
-def stamped(url: str, revision: str) -> Iterator[None]:
-    """``alembic_version`` set to ``revision`` inside the block, put back after it."""
-    conninfo = dsn(url)
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-        assert row is not None
-        conn.execute("UPDATE alembic_version SET version_num = %s", (revision,))
-        try:
-            yield
-        finally:
-            conn.execute("UPDATE alembic_version SET version_num = %s", (row[0],))
 
 
 def main() -> None:

@@ -243,7 +243,7 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
         ids.parent.mkdir(exist_ok=True)
         rated_ids(url, ids)
         rank_cursors(url, cursors)
-        with _stamped(url, args.baseline_revision):
+        with stamped(url, args.baseline_revision):
             proc = serve(url, args.port, 1, PYTHONPATH=str(args.baseline_src))
             try:
                 report("history, base", wrk(base, "/v1/players/p0/history", PLAYER_LUA, d, c, env_h))
@@ -257,7 +257,7 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
 
 
 @contextmanager
-def _stamped(url: str, revision: str | None) -> Iterator[None]:
+def stamped(url: str, revision: str | None) -> Iterator[None]:
     """``alembic_version`` set to ``revision`` (if given) inside the block, put back after it."""
     if revision is None:
         yield

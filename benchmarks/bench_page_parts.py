@@ -38,8 +38,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _pg import dsn
-from bench_career import stamped
-from bench_league10m import busiest_near
+from bench_league10m import busiest_near, stamped
 
 
 def _ms(f: Callable[[], Any], runs: int) -> tuple[float, float]:
