@@ -25,6 +25,7 @@ __all__ = [
     "KEY_COLUMNS",
     "attach_sql",
     "create_sql",
+    "finish_sql",
     "index_sql",
     "is_version_table",
     "partition_name",
@@ -81,6 +82,12 @@ def attach_sql(version_id: int) -> list[str]:
     ]
 
 
+def finish_sql(version_id: int) -> list[str]:
+    """A bare table of :func:`create_sql`, filled or not, made ``version_id``'s partition: indexed
+    first, then attached (the attach adopts the indexes instead of building its own)."""
+    return [*index_sql(version_id), *attach_sql(version_id)]
+
+
 def partition_sql(version_id: int) -> list[str]:
     """An empty partition for a new version, ready for writes (create, index, attach)."""
-    return [*create_sql(version_id), *index_sql(version_id), *attach_sql(version_id)]
+    return [*create_sql(version_id), *finish_sql(version_id)]

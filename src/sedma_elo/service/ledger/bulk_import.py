@@ -43,7 +43,7 @@ import psycopg
 from ...batch.history import HistoryArrays, LinedMatches
 from ...core.rules import Rules
 from ...errors import HistoryError, NotFoundError, SedmaEloError
-from ...storage.partitions import attach_sql, create_sql, index_sql, partition_name
+from ...storage.partitions import create_sql, finish_sql, partition_name
 from ...storage.schema import MATCH_SLOTS
 from .base import LedgerBase
 from .bulk import Int64Array, KeyState, rate_chunk, use_kernel, write_changes
@@ -143,7 +143,7 @@ def _loading(run: _Run) -> Iterator[None]:
             raw.execute(statement)
         run.into = name
         yield
-        for statement in (*index_sql(run.version.id), *attach_sql(run.version.id)):
+        for statement in finish_sql(run.version.id):
             raw.execute(statement)
     analyze(raw, IMPORTED_TABLES)
 

@@ -17,7 +17,7 @@ from sqlalchemy import Connection, func, select, update
 
 from ...core.rules import Rules
 from ...errors import NotFoundError
-from ...storage.partitions import attach_sql, index_sql, partition_name
+from ...storage.partitions import finish_sql, partition_name
 from ...storage.schema import matches, rating_changes, rating_versions
 from . import feed_events
 from .answers import Standings, StandingsOf, drop_derivable, keep_answers
@@ -199,6 +199,6 @@ class VersionsMixin(CareerMixin):
                 for changes in rated:
                     write_changes(raw, self._pg, version.id, changes, into)
             if fresh:
-                for statement in (*index_sql(version.id), *attach_sql(version.id)):
+                for statement in finish_sql(version.id):
                     raw.execute(statement)
             plan.write_players()
