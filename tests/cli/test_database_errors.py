@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import socket
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -38,8 +39,8 @@ def test_read_command_on_a_missing_sqlite_file_says_so(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_verify_reports_on_the_database_import_created(tmp_path: Path) -> None:
-    """import creates the ledger (a setting-up command), after which verify reads it."""
+def _imported(tmp_path: Path) -> str:
+    """The URL of a SQLite ledger that ``import`` created, holding one match."""
     history = tmp_path / "h.csv"
     history.write_text(
         "match_id,played_at,player_a,player_b,winner,bad_moves_a,bad_moves_b,won_by_16_a,won_by_16_b,"
@@ -47,6 +48,12 @@ def test_verify_reports_on_the_database_import_created(tmp_path: Path) -> None:
     )
     url = f"sqlite:///{tmp_path}/ledger.db"
     assert runner.invoke(app, ["import", str(history), "--database-url", url]).exit_code == 0
+    return url
+
+
+def test_verify_reports_on_the_database_import_created(tmp_path: Path) -> None:
+    """import creates the ledger (a setting-up command), after which verify reads it."""
+    url = _imported(tmp_path)
     result = runner.invoke(app, ["verify", "--database-url", url])
     assert result.exit_code == 0 and "1 matches" in result.stdout
 
@@ -139,3 +146,14 @@ def test_void_finds_a_match_by_either_spelling_of_its_id(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     refused = runner.invoke(app, ["void", "m\u202e1", "--database-url", url])
     assert refused.exit_code == 2 and refused.stderr.startswith("error: match_id: must not contain")
+
+
+def test_verify_exits_1_and_names_an_index_missing(tmp_path: Path) -> None:
+    """verify prints the index at fault and exits 1 though every rating agrees."""
+    url = _imported(tmp_path)
+    with sqlite3.connect(tmp_path / "ledger.db") as conn:
+        conn.execute("DROP INDEX ix_player_ratings_rank")
+    result = runner.invoke(app, ["verify", "--database-url", url])
+    assert result.exit_code == 1
+    assert "index ix_player_ratings_rank of player_ratings is missing" in " ".join(result.stderr.split())
+    assert "all equal to a pure replay. 1 index fault(s)." in " ".join(result.stdout.split())  # rich wraps

@@ -123,3 +123,17 @@ def test_the_last_sequence_sink_costs_one_entry_whatever_its_size() -> None:
     bulk.np.maximum.at(sink, bulk.np.array([3, 500_000]), bulk.np.array([9, 4]))
     assert sink.shape == (1_000_000,)
     assert sink.base is not None and sink.base.base is not None and sink.base.base.nbytes == 8
+
+
+def test_verify_is_not_ok_with_an_index_missing(db_url: str) -> None:
+    """A dropped index makes the report not ok, with the ratings all equal to the replay."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(MATCHES)
+        with ledger.db.begin_write() as conn:
+            conn.exec_driver_sql("DROP INDEX ix_player_ratings_rank")
+        report = ledger.verify()
+        assert report.mismatches == []
+        assert [f.split(":")[0] for f in report.index_faults] == [
+            "index ix_player_ratings_rank of player_ratings is missing"
+        ]
+        assert not report.ok

@@ -399,7 +399,8 @@ def export_history(
 # ---------------------------------------------------------------------------- verify / void
 @app.command()
 def verify(database_url: DatabaseUrl = None, progress: ProgressOption = None) -> None:
-    """Replay the ledger with the rating core and compare with the stored ratings; exit 1 on a mismatch."""
+    """Replay the ledger with the rating core and compare with the stored ratings, and check the
+    indexes; exit 1 on a mismatch or an index at fault."""
     from .heap import fix_mmap_threshold
 
     fix_mmap_threshold()  # flat resident memory over a long ledger (cli/heap.py)
@@ -408,9 +409,12 @@ def verify(database_url: DatabaseUrl = None, progress: ProgressOption = None) ->
         report = ledger.verify(progress=bar.update)
     for line in report.mismatches:
         err_console.print(f"[red]mismatch[/red] {line}")
+    for line in report.index_faults:
+        err_console.print(f"[red]index[/red] {line}")
     console.print(
         f"{report.versions} ratings version(s), {report.matches} matches, {report.players} player ratings: "
-        + ("all equal to a pure replay." if report.ok else f"{len(report.mismatches)} mismatch(es).")
+        + (f"{len(report.mismatches)} mismatch(es)." if report.mismatches else "all equal to a pure replay.")
+        + (f" {len(report.index_faults)} index fault(s)." if report.index_faults else "")
     )
     if not report.ok:
         raise typer.Exit(1)

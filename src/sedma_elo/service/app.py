@@ -7,6 +7,7 @@ and :mod:`~sedma_elo.service.auth`); the mapping from the project's errors to st
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -15,7 +16,7 @@ from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from starlette.types import Receive, Scope, Send
 
-from ..storage import WAL_BOUND_PAGES, WalCheckpointer, normalize_url, open_database
+from ..storage import WAL_BOUND_PAGES, Database, WalCheckpointer, index_faults, normalize_url, open_database
 from ..storage.database import sqlite_path
 from ..web import router as web_pages
 from . import runtime
@@ -38,6 +39,8 @@ from .writer import GroupWriter, Submitter
 from .writer_process import ProcessWriter, WriterConfig
 
 __all__ = ["app_from_env", "create_app", "writer_config"]
+
+_log = logging.getLogger(__name__)
 
 
 class _ServiceApp(FastAPI):
@@ -124,6 +127,7 @@ def _start(settings: ServiceSettings) -> Services:
     )
     ledger = Ledger(db, async_connections=settings.reader_connections())
     ledger.ensure_version()
+    _warn_index_faults(db)
     if settings.admin_key is not None:
         create_key(db, "admin", "bootstrap", secret=settings.admin_key.get_secret_value())
     writer = _writer(settings, ledger)
@@ -142,6 +146,14 @@ def _start(settings: ServiceSettings) -> Services:
         checkpointer = WalCheckpointer(path, every)
         checkpointer.start()
     return Services(settings, db, ledger, writer, guard, checkpointer)
+
+
+def _warn_index_faults(db: Database) -> None:
+    """Log a warning for each index at fault (:func:`~sedma_elo.storage.index_faults`): the service
+    answers as before, but the reads that need that index scan a table (seconds at scale)."""
+    with db.read.connect() as conn:
+        for fault in index_faults(conn):
+            _log.warning("%s", fault)
 
 
 def _start_deliverer(services: Services) -> Deliverer | None:

@@ -11,6 +11,7 @@ from .database import (
     open_database,
     upgrade,
 )
+from .indexes import index_faults
 from .reader import AsyncReader
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "WalCheckpointer",
     "WriteLock",
     "downgrade",
+    "index_faults",
     "libpq_url",
     "normalize_url",
     "open_database",

@@ -126,14 +126,16 @@ class ImportReport:
 
 @dataclass
 class VerifyReport:
-    """The result of :func:`Ledger.verify`: empty ``mismatches`` means every version agrees."""
+    """The result of :func:`Ledger.verify`: empty ``mismatches`` means every version agrees, empty
+    ``index_faults`` that every index is there and usable (:func:`~sedma_elo.storage.index_faults`)."""
 
     versions: int = 0
     matches: int = 0
     players: int = 0
     mismatches: list[str] = field(default_factory=list)
+    index_faults: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        """True when the stored ratings equal a pure replay of the ledger."""
-        return not self.mismatches
+        """True when the stored ratings equal a pure replay of the ledger and no index is at fault."""
+        return not self.mismatches and not self.index_faults

@@ -23,6 +23,7 @@ from ...core.engine import RatingResult
 from ...core.fold import RatingState
 from ...core.model import Match
 from ...core.rules import Rules
+from ...storage.indexes import index_faults
 from ...storage.schema import MATCH_SLOTS
 from . import bulk
 from .ahead import ahead, snapshot_connection
@@ -140,7 +141,8 @@ class VerifyMixin(VersionsMixin):
         match count. The active version must hold the whole non-voided ledger; an inactive version is
         a snapshot and must hold exactly the non-voided matches up to the last one it applied. The
         report lists the differences (at most 100): each version's changes in sequence order, then
-        its players by id. ``progress(done, total)`` is called after every chunk of matches.
+        its players by id; and any index that is missing or unusable (``index_faults``).
+        ``progress(done, total)`` is called after every chunk of matches.
 
         Memory is flat in the ledger's size: one chunk of rows, and each version's state (16 bytes
         a player); when the versions' states exceed :data:`_STATE_BUDGET`, the ledger is read once
@@ -154,6 +156,7 @@ class VerifyMixin(VersionsMixin):
             conn = c.execution_options(isolation_level="REPEATABLE READ") if self._pg else c
             with conn.begin():
                 self._verify_in(conn, report, progress)
+                report.index_faults = index_faults(conn)
         del report.mismatches[_MAX_MISMATCHES:]
         return report
 
