@@ -66,10 +66,13 @@ def test_verify_reports_on_the_database_import_created(tmp_path: Path) -> None:
         ("sqlite:relative.db", "not a database URL"),
         ("postgresql+psycopg2://u@h/db", "unsupported PostgreSQL driver 'psycopg2'"),
         ("sqlite://localhost/x.db", "a SQLite URL names a file, not a host"),
+        ("sqlite://", "is an in-memory SQLite database, which keeps no ledger"),
+        ("sqlite:///:memory:", "is an in-memory SQLite database"),
+        ("sqlite:///file:x?mode=memory&uri=true", "is an in-memory SQLite database"),
     ],
 )
 def test_bad_database_url_is_refused(tmp_path: Path, url: str, message: str) -> None:
-    """A URL naming another database, driver or form is refused with the forms that work."""
+    """A URL naming another database, driver, form or no file is refused with the forms that work."""
     result = runner.invoke(app, ["verify", "--database-url", url])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: database_url: ") and message in result.stderr

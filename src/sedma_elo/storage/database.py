@@ -408,8 +408,8 @@ def check_database_url(url: str | None) -> str:
 
     Raises:
         ValidationError: not a URL SQLAlchemy parses (``sqlite:/relative.db``: a SQLite URL needs
-            three slashes), another database than SQLite or PostgreSQL, or a PostgreSQL driver
-            other than psycopg 3 (field ``database_url``).
+            three slashes), an in-memory SQLite database, another database than SQLite or
+            PostgreSQL, or a PostgreSQL driver other than psycopg 3 (field ``database_url``).
     """
     normal = normalize_url(url)
     try:
@@ -423,6 +423,12 @@ def check_database_url(url: str | None) -> str:
         if parsed.host:
             raise ValidationError(
                 "database_url", f"a SQLite URL names a file, not a host: {url!r} ({_URL_FORMS})"
+            )
+        if not parsed.database or parsed.database == ":memory:" or parsed.query.get("mode") == "memory":
+            raise ValidationError(
+                "database_url",
+                f"{url!r} is an in-memory SQLite database, which keeps no ledger (each connection"
+                f" opens an empty one of its own): name a file ({_URL_FORMS})",
             )
     elif backend == "postgresql":
         if driver != "psycopg":
