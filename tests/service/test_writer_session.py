@@ -3,6 +3,8 @@ what rolls back), and the connection it gives back to the pool."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import json
 from typing import Any
 
 import psycopg
@@ -196,3 +198,26 @@ def test_statements_prepared_in_a_failed_batch_are_prepared_again(
         failing(session, "f-2")  # the sixth run: due to be prepared, skipped by the server
         assert [o.status for o in session.apply([_sub("m-6", "a6", "b6")])] == ["created"]
     assert _stored(pg_database) == (6, 12, 12)
+
+
+def test_a_batch_rates_on_what_another_writer_committed_while_it_waited(
+    ledger: Ledger, pg_database: str
+) -> None:
+    """A batch waits for another writer's open change to its player and rates on the committed value.
+
+    The other transaction holds what a writer's batch holds at its end (the feed's lock, a changed
+    player row); a batch that read the player before that commit would store a lost update.
+    """
+    with ledger.writer_session() as session:
+        session.apply([_sub("m-1")])
+    with psycopg.connect(libpq_url(pg_database)) as other:
+        other.execute("LOCK TABLE change_events IN EXCLUSIVE MODE")
+        other.execute("UPDATE player_ratings SET rating = 1500 WHERE player_id = 'p1'")
+        with concurrent.futures.ThreadPoolExecutor(1) as pool, ledger.writer_session() as session:
+            pending = pool.submit(session.apply, [_sub("m-2", "p1", "p3")])
+            with pytest.raises(concurrent.futures.TimeoutError):
+                pending.result(timeout=0.5)  # waiting for the lock
+            other.commit()
+            (outcome,) = pending.result(timeout=30)
+    changes = {c["player_id"]: c for c in json.loads(outcome.body)["changes"]}
+    assert changes["p1"]["rating_before"] == 1500
