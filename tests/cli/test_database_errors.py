@@ -69,6 +69,7 @@ def test_verify_reports_on_the_database_import_created(tmp_path: Path) -> None:
         ("sqlite://", "is an in-memory SQLite database, which keeps no ledger"),
         ("sqlite:///:memory:", "is an in-memory SQLite database"),
         ("sqlite:///file:x?mode=memory&uri=true", "is an in-memory SQLite database"),
+        ("sqlite:///file::memory:?uri=true", "is an in-memory SQLite database"),
     ],
 )
 def test_bad_database_url_is_refused(tmp_path: Path, url: str, message: str) -> None:

@@ -12,7 +12,7 @@ import fcntl
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -424,7 +424,7 @@ def check_database_url(url: str | None) -> str:
             raise ValidationError(
                 "database_url", f"a SQLite URL names a file, not a host: {url!r} ({_URL_FORMS})"
             )
-        if not parsed.database or parsed.database == ":memory:" or parsed.query.get("mode") == "memory":
+        if _in_memory(parsed.database, parsed.query):
             raise ValidationError(
                 "database_url",
                 f"{url!r} is an in-memory SQLite database, which keeps no ledger (each connection"
@@ -441,6 +441,15 @@ def check_database_url(url: str | None) -> str:
 
 
 _URL_FORMS = "use sqlite:///relative/path.db, sqlite:////absolute/path.db or postgresql://user@host/db"
+
+
+def _in_memory(database: str | None, query: Mapping[str, object]) -> bool:
+    """Whether SQLite opens ``database`` (a URL's path, with its ``query``) in memory: no name,
+    ``:memory:``, or as a URI (``uri=true``) ``file::memory:`` or ``mode=memory``."""
+    if not database or database == ":memory:":
+        return True
+    as_uri = str(query.get("uri", "")).lower() in ("true", "1")
+    return as_uri and (database.startswith("file::memory:") or query.get("mode") == "memory")
 
 
 def sqlite_path(url: str) -> Path | None:
