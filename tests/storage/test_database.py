@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from sedma_elo.errors import ValidationError
 from sedma_elo.storage import (
     DEFAULT_DATABASE_URL,
     downgrade,
@@ -32,6 +33,15 @@ def test_libpq_url_drops_the_driver_name_and_keeps_the_rest() -> None:
     url = "postgresql+psycopg://u:p%40ss@h:5433/db?sslmode=require"
     assert libpq_url(url) == "postgresql://u:p%40ss@h:5433/db?sslmode=require"
     assert libpq_url("postgresql://u@h/db") == "postgresql://u@h/db"
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite:///file::memory:?uri=true"])
+def test_an_in_memory_sqlite_database_is_refused_naming_the_field(url: str) -> None:
+    """open_database refuses an in-memory SQLite URL with the project's error, not the driver's."""
+    with pytest.raises(ValidationError) as refused:
+        open_database(url)
+    assert refused.value.field == "database_url"
+    assert "in-memory SQLite database" in str(refused.value)
 
 
 def test_sqlite_runs_in_wal_with_busy_timeout_and_full_sync(tmp_path: Path) -> None:

@@ -310,18 +310,18 @@ def open_database(
 
     Raises:
         sqlalchemy.exc.ArgumentError: the URL is not understood.
+        ValidationError: an in-memory SQLite database (field ``database_url``): it keeps no ledger.
     """
     url = normalize_url(url)
     parsed = make_url(url)
     overflow = pool_size if max_overflow is None else max_overflow
     write_lock = None
     if parsed.get_backend_name() == "sqlite":
-        lock_path = None
-        if parsed.database and parsed.database != ":memory:":
-            path = Path(parsed.database).expanduser()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            lock_path = path.with_name(path.name + "-writer.lock")
-        write_lock = WriteLock(lock_path)
+        if _in_memory(parsed.database, parsed.query):
+            raise _in_memory_refused(url)
+        path = Path(str(parsed.database)).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_lock = WriteLock(path.with_name(path.name + "-writer.lock"))
         read = _sqlite_engine(url, immediate=False, pool_size=pool_size)
         write = _sqlite_engine(url, immediate=True, pool_size=2, wal_bound=wal_bound)
     else:
@@ -425,11 +425,7 @@ def check_database_url(url: str | None) -> str:
                 "database_url", f"a SQLite URL names a file, not a host: {url!r} ({_URL_FORMS})"
             )
         if _in_memory(parsed.database, parsed.query):
-            raise ValidationError(
-                "database_url",
-                f"{url!r} is an in-memory SQLite database, which keeps no ledger (each connection"
-                f" opens an empty one of its own): name a file ({_URL_FORMS})",
-            )
+            raise _in_memory_refused(url)
     elif backend == "postgresql":
         if driver != "psycopg":
             raise ValidationError(
@@ -441,6 +437,14 @@ def check_database_url(url: str | None) -> str:
 
 
 _URL_FORMS = "use sqlite:///relative/path.db, sqlite:////absolute/path.db or postgresql://user@host/db"
+
+
+def _in_memory_refused(url: str | None) -> ValidationError:
+    return ValidationError(
+        "database_url",
+        f"{url!r} is an in-memory SQLite database, which keeps no ledger (each connection"
+        f" opens an empty one of its own): name a file ({_URL_FORMS})",
+    )
 
 
 def _in_memory(database: str | None, query: Mapping[str, object]) -> bool:
