@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from sedma_elo.errors import DatabaseError, ValidationError
-from sedma_elo.storage.database import check_database_url, database_error, open_checked
+from sedma_elo.storage.database import database_error, open_checked
+from sedma_elo.storage.urls import check_database_url
 
 
 def test_postgresql_urls_get_psycopg_3() -> None:

@@ -34,7 +34,7 @@ def worker(
     the ledger applies no match twice.
     """
     from ..service.games.worker import run_worker
-    from ..storage.database import normalize_url
+    from ..storage.urls import normalize_url
 
     try:
         run_worker(normalize_url(database_url), lease, poll)

@@ -17,7 +17,7 @@ from fastapi.routing import APIRoute
 from starlette.types import Receive, Scope, Send
 
 from ..storage import WAL_BOUND_PAGES, Database, WalCheckpointer, index_faults, normalize_url, open_database
-from ..storage.database import sqlite_path
+from ..storage.urls import sqlite_path
 from ..web import router as web_pages
 from . import runtime
 from .api.asgi import BodyLimit, DirectRoute

@@ -1,18 +1,10 @@
 """Storage: the SQLAlchemy tables, engines for SQLite and PostgreSQL, and the bundled migrations."""
 
 from .checkpoint import WAL_BOUND_PAGES, WalCheckpointer
-from .database import (
-    DEFAULT_DATABASE_URL,
-    Database,
-    WriteLock,
-    downgrade,
-    libpq_url,
-    normalize_url,
-    open_database,
-    upgrade,
-)
+from .database import Database, WriteLock, downgrade, open_database, upgrade
 from .indexes import index_faults
 from .reader import AsyncReader
+from .urls import DEFAULT_DATABASE_URL, libpq_url, normalize_url
 
 __all__ = [
     "DEFAULT_DATABASE_URL",

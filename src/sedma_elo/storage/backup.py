@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DatabaseError, ValidationError
-from .database import check_database_url, sqlite_path
+from .urls import check_database_url, sqlite_path
 
 __all__ = ["PG_BACKUP_HINT", "BackupReport", "backup_sqlite"]
 

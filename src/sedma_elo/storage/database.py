@@ -12,7 +12,7 @@ import fcntl
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,48 +21,25 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.exc import DBAPIError
 
-from ..errors import DatabaseError, ValidationError
+from ..errors import DatabaseError
+from .urls import check_database_url, in_memory_refused, is_in_memory, normalize_url, sqlite_path
 
 __all__ = [
-    "DEFAULT_DATABASE_URL",
     "Database",
     "WriteLock",
-    "check_database_url",
     "database_error",
     "downgrade",
-    "libpq_url",
-    "normalize_url",
     "open_checked",
     "open_database",
-    "sqlite_path",
     "upgrade",
 ]
 
-DEFAULT_DATABASE_URL = "sqlite:///./sedma-elo.db"
 #: Seconds to wait for a PostgreSQL connection: an unreachable server is an error, not a hang.
 CONNECT_TIMEOUT = 10
 _PG_CONNECT_ARGS = {"connect_timeout": CONNECT_TIMEOUT}
 _MIGRATIONS = Path(__file__).with_name("migrations")
-
-
-def normalize_url(url: str | None) -> str:
-    """The URL to use: ``None`` or empty means :data:`DEFAULT_DATABASE_URL`; PostgreSQL gets psycopg 3."""
-    if not url:
-        return DEFAULT_DATABASE_URL
-    if url.startswith("postgresql://") or url.startswith("postgres://"):
-        return "postgresql+psycopg://" + url.split("://", 1)[1]
-    return url
-
-
-def libpq_url(url: str) -> str:
-    """The libpq form (``postgresql://...``) of a PostgreSQL URL, for psycopg used directly.
-
-    Raises:
-        sqlalchemy.exc.ArgumentError: ``url`` is not a database URL.
-    """
-    return make_url(normalize_url(url)).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def _sqlite_engine(url: str, *, immediate: bool, pool_size: int, wal_bound: int | None = None) -> Engine:
@@ -317,8 +294,8 @@ def open_database(
     overflow = pool_size if max_overflow is None else max_overflow
     write_lock = None
     if parsed.get_backend_name() == "sqlite":
-        if _in_memory(parsed.database, parsed.query):
-            raise _in_memory_refused(url)
+        if is_in_memory(parsed.database, parsed.query):
+            raise in_memory_refused(url)
         path = Path(str(parsed.database)).expanduser()
         path.parent.mkdir(parents=True, exist_ok=True)
         write_lock = WriteLock(path.with_name(path.name + "-writer.lock"))
@@ -403,67 +380,6 @@ def downgrade(db: Database, revision: str) -> None:
 
 
 # ---------------------------------------------------------------------------- checked opening
-def check_database_url(url: str | None) -> str:
-    """The normalised URL (see :func:`normalize_url`) if it names a database this project runs on.
-
-    Raises:
-        ValidationError: not a URL SQLAlchemy parses (``sqlite:/relative.db``: a SQLite URL needs
-            three slashes), an in-memory SQLite database, another database than SQLite or
-            PostgreSQL, or a PostgreSQL driver other than psycopg 3 (field ``database_url``).
-    """
-    normal = normalize_url(url)
-    try:
-        parsed = make_url(normal)
-    except ArgumentError:
-        raise ValidationError("database_url", f"not a database URL: {url!r} ({_URL_FORMS})") from None
-    backend, _, driver = parsed.drivername.partition("+")
-    if backend == "sqlite":
-        if driver not in ("", "pysqlite"):
-            raise ValidationError("database_url", f"unsupported SQLite driver {driver!r} ({_URL_FORMS})")
-        if parsed.host:
-            raise ValidationError(
-                "database_url", f"a SQLite URL names a file, not a host: {url!r} ({_URL_FORMS})"
-            )
-        if _in_memory(parsed.database, parsed.query):
-            raise _in_memory_refused(url)
-    elif backend == "postgresql":
-        if driver != "psycopg":
-            raise ValidationError(
-                "database_url", f"unsupported PostgreSQL driver {driver!r}: use postgresql://"
-            )
-    else:
-        raise ValidationError("database_url", f"unsupported database {backend!r} ({_URL_FORMS})")
-    return normal
-
-
-_URL_FORMS = "use sqlite:///relative/path.db, sqlite:////absolute/path.db or postgresql://user@host/db"
-
-
-def _in_memory_refused(url: str | None) -> ValidationError:
-    return ValidationError(
-        "database_url",
-        f"{url!r} is an in-memory SQLite database, which keeps no ledger (each connection"
-        f" opens an empty one of its own): name a file ({_URL_FORMS})",
-    )
-
-
-def _in_memory(database: str | None, query: Mapping[str, object]) -> bool:
-    """Whether SQLite opens ``database`` (a URL's path, with its ``query``) in memory: no name,
-    ``:memory:``, or as a URI (``uri=true``) ``file::memory:`` or ``mode=memory``."""
-    if not database or database == ":memory:":
-        return True
-    as_uri = str(query.get("uri", "")).lower() in ("true", "1")
-    return as_uri and (database.startswith("file::memory:") or query.get("mode") == "memory")
-
-
-def sqlite_path(url: str) -> Path | None:
-    """The file of a SQLite URL, or None (PostgreSQL, or an in-memory SQLite database)."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
-        return None
-    return Path(parsed.database).expanduser()
-
-
 def database_error(exc: BaseException, url: str | None = None) -> DatabaseError:
     """A :class:`~sedma_elo.errors.DatabaseError` saying what the driver's error means, briefly.
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import psycopg
 
-from .database import CONNECT_TIMEOUT, Database, libpq_url
+from .database import CONNECT_TIMEOUT, Database
+from .urls import libpq_url
 
 __all__ = ["AsyncReader"]
 
