@@ -10,6 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import PG_ADMIN, Api, make_api, single
+from sedma_elo.storage import open_database
 
 
 @pytest.fixture
@@ -76,6 +77,18 @@ def test_direct_writes_count_matches_batches_and_the_ledger(api: Api) -> None:
     assert delta("sedma_elo_http_requests_total", method="POST", route="/v1/matches", status="200") == 1
     assert _get(after, "sedma_elo_ledger_matches") == 3
     assert _get(after, "sedma_elo_write_queue_depth") == 0
+
+
+def test_an_index_fault_is_counted_at_the_next_scrape(api: Api) -> None:
+    """sedma_elo_index_faults is 0 on a migrated ledger and 1 once a declared index is dropped."""
+    assert _get(_samples(api), "sedma_elo_index_faults") == 0
+    db = open_database(api.url)
+    try:
+        with db.begin_write() as conn:
+            conn.exec_driver_sql("DROP INDEX ix_games_jobs")
+    finally:
+        db.dispose()
+    assert _get(_samples(api), "sedma_elo_index_faults") == 1
 
 
 def test_metrics_can_be_switched_off(tmp_path: Any) -> None:

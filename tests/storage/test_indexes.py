@@ -34,6 +34,19 @@ def _faults(led: Ledger) -> list[str]:
         return index_faults(conn)
 
 
+def _faults_after(url: str, *statements: str) -> list[str]:
+    """The faults of a new migrated ledger at ``url`` once ``statements`` ran on it."""
+    led = Ledger(open_database(url))
+    try:
+        led.ensure_version()
+        with led.db.begin_write() as conn:
+            for statement in statements:
+                conn.exec_driver_sql(statement)
+        return _faults(led)
+    finally:
+        led.db.dispose()
+
+
 def test_a_migrated_ledger_has_no_index_fault(ledger: Ledger) -> None:
     """Every declared index is there and, on PostgreSQL, valid."""
     assert _faults(ledger) == []
@@ -52,17 +65,63 @@ def test_a_partitioned_index_on_the_parent_alone_is_named_not_valid(
     new_pg_database: Callable[[], str],
 ) -> None:
     """The sequence index made again ``ON ONLY`` the parent (stop 41's import) is not valid: a fault."""
-    led = Ledger(open_database(new_pg_database()))
-    try:
-        led.ensure_version()
-        led.import_matches([Match.single("a", "b", "a", match_id="m1")])
-        with led.db.begin_write() as conn:
-            conn.exec_driver_sql("DROP INDEX ix_rating_changes_sequence")
-            conn.exec_driver_sql(
-                "CREATE INDEX ix_rating_changes_sequence ON ONLY rating_changes"
-                " (version_id, sequence, rating_before, rating_after) INCLUDE (player_key)"
-            )
-        (fault,) = _faults(led)
-        assert fault.startswith("index ix_rating_changes_sequence of rating_changes is not valid")
-    finally:
-        led.db.dispose()
+    (fault,) = _faults_after(
+        new_pg_database(),
+        "DROP INDEX ix_rating_changes_sequence",
+        "CREATE INDEX ix_rating_changes_sequence ON ONLY rating_changes"
+        " (version_id, sequence, rating_before, rating_after) INCLUDE (player_key)",
+    )
+    assert fault.startswith("index ix_rating_changes_sequence of rating_changes is not valid")
+
+
+def test_an_index_made_again_on_other_columns_is_named_with_both_definitions(ledger: Ledger) -> None:
+    """An index of the declared name on fewer columns is a fault giving what it is and what is declared."""
+    with ledger.db.begin_write() as conn:
+        conn.exec_driver_sql("DROP INDEX ix_games_jobs")
+        conn.exec_driver_sql("CREATE INDEX ix_games_jobs ON games (status)")
+    assert _faults(ledger) == [
+        "index ix_games_jobs of games is (status) where storage/schema.py declares (status, created_at):"
+        " its reads may scan the table instead"
+    ]
+
+
+def test_an_index_made_again_without_its_descending_column_is_a_fault(ledger: Ledger) -> None:
+    """The rank index ascending on rating, not the leaderboard's order: a fault naming the direction."""
+    with ledger.db.begin_write() as conn:
+        conn.exec_driver_sql("DROP INDEX ix_player_ratings_rank")
+        conn.exec_driver_sql(
+            "CREATE INDEX ix_player_ratings_rank ON player_ratings"
+            " (version_id, rating, player_id, matches_played)"
+        )
+    (fault,) = _faults(ledger)
+    assert fault.startswith(
+        "index ix_player_ratings_rank of player_ratings is (version_id, rating, player_id, matches_played)"
+        " where storage/schema.py declares (version_id, rating DESC, player_id, matches_played)"
+    )
+
+
+@pytest.mark.postgres
+def test_a_dropped_unique_constraint_is_a_fault(new_pg_database: Callable[[], str]) -> None:
+    """With the match id's unique constraint dropped nothing refuses a duplicate: one fault says so."""
+    assert _faults_after(new_pg_database(), "ALTER TABLE matches DROP CONSTRAINT matches_match_id_key") == [
+        "the unique constraint of matches on (match_id) is missing: nothing refuses a duplicate"
+    ]
+
+
+@pytest.mark.postgres
+def test_a_unique_index_of_another_name_enforces_the_constraint(new_pg_database: Callable[[], str]) -> None:
+    """What the database enforces counts: a unique index on the match id of any name is no fault."""
+    faults = _faults_after(
+        new_pg_database(),
+        "ALTER TABLE matches DROP CONSTRAINT matches_match_id_key",
+        "CREATE UNIQUE INDEX matches_by_id ON matches (match_id)",
+    )
+    assert faults == []
+
+
+@pytest.mark.postgres
+def test_a_dropped_primary_key_is_a_fault(new_pg_database: Callable[[], str]) -> None:
+    """A table without its primary key is named, with the key's columns."""
+    assert _faults_after(new_pg_database(), "ALTER TABLE games DROP CONSTRAINT games_pkey") == [
+        "the primary key of games (match_id) is missing: nothing refuses a second row with the same key"
+    ]

@@ -149,8 +149,8 @@ def _start(settings: ServiceSettings) -> Services:
 
 
 def _warn_index_faults(db: Database) -> None:
-    """Log a warning for each index at fault (:func:`~sedma_elo.storage.index_faults`): the service
-    answers as before, but the reads that need that index scan a table (seconds at scale)."""
+    """Log a warning for each index or key at fault (:func:`~sedma_elo.storage.index_faults`): the
+    service answers as before, but the reads that need that index scan a table (seconds at scale)."""
     with db.read.connect() as conn:
         for fault in index_faults(conn):
             _log.warning("%s", fault)

@@ -127,7 +127,8 @@ class ImportReport:
 @dataclass
 class VerifyReport:
     """The result of :func:`Ledger.verify`: empty ``mismatches`` means every version agrees, empty
-    ``index_faults`` that every index is there and usable (:func:`~sedma_elo.storage.index_faults`)."""
+    ``index_faults`` that every index and key is there, usable and as declared
+    (:func:`~sedma_elo.storage.index_faults`)."""
 
     versions: int = 0
     matches: int = 0

@@ -141,7 +141,8 @@ class VerifyMixin(VersionsMixin):
         match count. The active version must hold the whole non-voided ledger; an inactive version is
         a snapshot and must hold exactly the non-voided matches up to the last one it applied. The
         report lists the differences (at most 100): each version's changes in sequence order, then
-        its players by id; and any index that is missing or unusable (``index_faults``).
+        its players by id; and any index or key that is missing, unusable or not as declared
+        (``index_faults``).
         ``progress(done, total)`` is called after every chunk of matches.
 
         Memory is flat in the ledger's size: one chunk of rows, and each version's state (16 bytes

@@ -11,7 +11,8 @@ method, route template and status; ``matches_applied_total``; ``write_batch_size
 ``write_queue_depth``; ``ledger_matches``; ``game_backlog`` (game records waiting for or in their
 analysis, read from the database at each scrape); ``database_errors_total``; ``webhook_backlog`` (events
 not yet delivered, summed over subscriptions, read from the database at each scrape) and
-``webhook_deliveries_total`` by outcome.
+``webhook_deliveries_total`` by outcome; ``index_faults`` (indexes and keys missing, unusable or not as
+``storage/schema.py`` declares them, read from the catalogs at each scrape: alert when above 0).
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from ...storage import index_faults
 from ..api.responses import errors
 
 __all__ = [
     "BATCH_SIZE",
     "DATABASE_ERRORS",
     "GAME_BACKLOG",
+    "INDEX_FAULTS",
     "LEDGER_MATCHES",
     "MATCHES_APPLIED",
     "MULTIPROC_ENV",
@@ -93,6 +96,12 @@ LEDGER_MATCHES = Gauge(
 GAME_BACKLOG = Gauge(
     "sedma_elo_game_backlog",
     "Game records queued for analysis or being analysed (read from the database at each scrape)",
+    multiprocess_mode="livemax",
+)
+INDEX_FAULTS = Gauge(
+    "sedma_elo_index_faults",
+    "Indexes and keys missing, unusable or not as declared (sedma-elo verify names them; read from"
+    " the catalogs at each scrape)",
     multiprocess_mode="livemax",
 )
 WRITER_RESTARTS = Counter(
@@ -151,6 +160,8 @@ def metrics(request: Request) -> Response:
         with contextlib.suppress(SQLAlchemyError):
             LEDGER_MATCHES.set(ledger.ledger_size())
             WEBHOOK_BACKLOG.set(ledger.webhook_backlog())
+            with ledger.db.read.connect() as conn:
+                INDEX_FAULTS.set(len(index_faults(conn)))
     games = getattr(request.app.state, "games", None)
     if games is not None:
         with contextlib.suppress(SQLAlchemyError):
