@@ -46,6 +46,7 @@ from . import analysis_commands as analysis_commands  # noqa: E402
 from . import backup_commands as backup_commands  # noqa: E402
 from . import engine_commands  # noqa: E402,F401
 from . import game_commands as game_commands  # noqa: E402
+from . import ledger_commands as ledger_commands  # noqa: E402
 from . import replay_commands as replay_commands  # noqa: E402
 from . import service_commands as service_commands  # noqa: E402
 from . import worker_commands as worker_commands  # noqa: E402

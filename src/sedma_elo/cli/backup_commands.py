@@ -6,10 +6,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from . import app
 from .errors import user_errors
-from .service_commands import DatabaseUrl, console
+from .options import DatabaseUrl
+
+console = Console()
 
 
 @app.command()

@@ -9,8 +9,26 @@ import typer
 
 from ..errors import ValidationError
 
-__all__ = ["OutOption", "ProgressOption", "RulesOption", "SkipBad", "SkipBadRows", "one_path"]
+__all__ = [
+    "DatabaseUrl",
+    "OutOption",
+    "ProgressOption",
+    "RulesOption",
+    "SkipBad",
+    "SkipBadRows",
+    "one_path",
+]
 
+#: The ledger's database (``SEDMA_ELO_DATABASE_URL``; ``None``: the default SQLite file).
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        envvar="SEDMA_ELO_DATABASE_URL",
+        help="SQLAlchemy URL: sqlite:///path.db (default ./sedma-elo.db) or postgresql://user@host/db.",
+        show_default=False,
+    ),
+]
 #: Leave out bad rows of a history file (each reported on stderr) instead of refusing the file.
 SkipBad = Annotated[
     bool,

@@ -9,7 +9,7 @@ import typer
 from ..errors import SedmaEloError
 from . import app
 from .errors import fail
-from .service_commands import DatabaseUrl
+from .options import DatabaseUrl
 
 
 @app.command()
