@@ -29,7 +29,11 @@ def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ledger]:
         led.db.dispose()
 
 
-def _faults(led: Ledger) -> list[str]:
+def _faults(led: Ledger, *statements: str) -> list[str]:
+    """The faults of ``led`` once ``statements`` ran on it."""
+    with led.db.begin_write() as conn:
+        for statement in statements:
+            conn.exec_driver_sql(statement)
     with led.db.read.connect() as conn:
         return index_faults(conn)
 
@@ -39,10 +43,7 @@ def _faults_after(url: str, *statements: str) -> list[str]:
     led = Ledger(open_database(url))
     try:
         led.ensure_version()
-        with led.db.begin_write() as conn:
-            for statement in statements:
-                conn.exec_driver_sql(statement)
-        return _faults(led)
+        return _faults(led, *statements)
     finally:
         led.db.dispose()
 
@@ -54,9 +55,7 @@ def test_a_migrated_ledger_has_no_index_fault(ledger: Ledger) -> None:
 
 def test_a_dropped_index_is_named_missing(ledger: Ledger) -> None:
     """An index the schema declares and the database lacks is one fault, naming it and its table."""
-    with ledger.db.begin_write() as conn:
-        conn.exec_driver_sql("DROP INDEX ix_player_ratings_rank")
-    (fault,) = _faults(ledger)
+    (fault,) = _faults(ledger, "DROP INDEX ix_player_ratings_rank")
     assert fault.startswith("index ix_player_ratings_rank of player_ratings is missing")
 
 
@@ -76,10 +75,7 @@ def test_a_partitioned_index_on_the_parent_alone_is_named_not_valid(
 
 def test_an_index_made_again_on_other_columns_is_named_with_both_definitions(ledger: Ledger) -> None:
     """An index of the declared name on fewer columns is a fault giving what it is and what is declared."""
-    with ledger.db.begin_write() as conn:
-        conn.exec_driver_sql("DROP INDEX ix_games_jobs")
-        conn.exec_driver_sql("CREATE INDEX ix_games_jobs ON games (status)")
-    assert _faults(ledger) == [
+    assert _faults(ledger, "DROP INDEX ix_games_jobs", "CREATE INDEX ix_games_jobs ON games (status)") == [
         "index ix_games_jobs of games is (status) where storage/schema.py declares (status, created_at):"
         " its reads may scan the table instead"
     ]
@@ -87,13 +83,12 @@ def test_an_index_made_again_on_other_columns_is_named_with_both_definitions(led
 
 def test_an_index_made_again_without_its_descending_column_is_a_fault(ledger: Ledger) -> None:
     """The rank index ascending on rating, not the leaderboard's order: a fault naming the direction."""
-    with ledger.db.begin_write() as conn:
-        conn.exec_driver_sql("DROP INDEX ix_player_ratings_rank")
-        conn.exec_driver_sql(
-            "CREATE INDEX ix_player_ratings_rank ON player_ratings"
-            " (version_id, rating, player_id, matches_played)"
-        )
-    (fault,) = _faults(ledger)
+    (fault,) = _faults(
+        ledger,
+        "DROP INDEX ix_player_ratings_rank",
+        "CREATE INDEX ix_player_ratings_rank ON player_ratings"
+        " (version_id, rating, player_id, matches_played)",
+    )
     assert fault.startswith(
         "index ix_player_ratings_rank of player_ratings is (version_id, rating, player_id, matches_played)"
         " where storage/schema.py declares (version_id, rating DESC, player_id, matches_played)"
@@ -117,6 +112,32 @@ def test_a_unique_index_of_another_name_enforces_the_constraint(new_pg_database:
         "CREATE UNIQUE INDEX matches_by_id ON matches (match_id)",
     )
     assert faults == []
+
+
+@pytest.mark.postgres
+def test_a_partial_unique_index_does_not_enforce_the_constraint(new_pg_database: Callable[[], str]) -> None:
+    """A unique index on the match id for some rows only refuses duplicates among those: still a fault."""
+    faults = _faults_after(
+        new_pg_database(),
+        "ALTER TABLE matches DROP CONSTRAINT matches_match_id_key",
+        "CREATE UNIQUE INDEX matches_by_id ON matches (match_id) WHERE NOT voided",
+    )
+    assert faults == [
+        "the unique constraint of matches on (match_id) is missing: nothing refuses a duplicate"
+    ]
+
+
+def test_a_declared_index_made_partial_is_a_fault(ledger: Ledger) -> None:
+    """The jobs index made again for some rows only is not the declared one: the fault says WHERE."""
+    faults = _faults(
+        ledger,
+        "DROP INDEX ix_games_jobs",
+        "CREATE INDEX ix_games_jobs ON games (status, created_at) WHERE status = 'queued'",
+    )
+    assert faults == [
+        "index ix_games_jobs of games is (status, created_at) WHERE ... where storage/schema.py declares"
+        " (status, created_at): its reads may scan the table instead"
+    ]
 
 
 @pytest.mark.postgres

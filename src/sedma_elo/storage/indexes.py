@@ -33,13 +33,14 @@ class _Found(NamedTuple):
     include: tuple[str, ...]  # PostgreSQL's INCLUDE columns
     unique: bool
     usable: bool  # PostgreSQL: valid and ready; SQLite: always
+    partial: bool = False  # with a WHERE clause: it covers, and a unique one refuses, only some rows
 
 
 #: Every index of the current schema; ``key`` its key columns' names (NULL for an expression),
 #: ``options`` their ``indoption`` (bit 1: descending).
 _PG_INDEXES = """
 SELECT c.relname, t.relname, i.indisunique, i.indisprimary, i.indisvalid AND i.indisready,
-       i.indnkeyatts, i.indoption::int2[],
+       i.indpred IS NOT NULL, i.indnkeyatts, i.indoption::int2[],
        ARRAY(SELECT a.attname::text FROM unnest(i.indkey) WITH ORDINALITY AS k(n, o)
              LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n ORDER BY k.o)
 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
@@ -64,9 +65,10 @@ def index_faults(conn: Connection) -> list[str]:
     Faults, for the tables and indexes :mod:`.schema` declares:
 
     * a declared index is missing, or its key columns (with their order and direction), its
-      uniqueness or (PostgreSQL) its ``INCLUDE`` columns differ from the declaration;
+      uniqueness, (PostgreSQL) its ``INCLUDE`` columns or a ``WHERE`` clause differ from the
+      declaration;
     * a table's primary key is missing or on other columns; a declared unique constraint has no
-      unique index on its columns (nothing refuses a duplicate);
+      unique index on all rows of its columns (nothing refuses a duplicate);
     * on PostgreSQL, an index of the current schema is invalid or not ready (the planner does not
       use it, and a unique one refuses nothing).
 
@@ -97,7 +99,7 @@ def _table_faults(table: Table, found: _Catalog, pg: bool) -> dict[str, str]:
         have = found.indexes.get(name)
         if have is None:
             faults[name] = f"index {name} of {table.name} is missing: its reads scan the table instead"
-        elif (have.table, have.columns, have.include, have.unique) != declared:
+        elif (have.table, have.columns, have.include, have.unique, have.partial) != (*declared, False):
             faults[name] = (
                 f"index {name} of {have.table} is {_describe(have)} where storage/schema.py declares"
                 f" {_describe(_Found(*declared, usable=True))}: its reads may scan the table instead"
@@ -126,10 +128,15 @@ def _table_faults(table: Table, found: _Catalog, pg: bool) -> dict[str, str]:
 
 
 def _enforced(found: _Catalog, table: str, columns: tuple[str, ...]) -> bool:
-    """Whether a usable unique index of ``table`` has exactly ``columns`` as its key (any order)."""
+    """Whether a usable unique index of ``table`` on all its rows has exactly ``columns`` as its key
+    (in any order)."""
     want = set(columns)
     return any(
-        i.table == table and i.unique and i.usable and {c.removesuffix(" DESC") for c in i.columns} == want
+        i.table == table
+        and i.unique
+        and i.usable
+        and not i.partial
+        and {c.removesuffix(" DESC") for c in i.columns} == want
         for i in found.indexes.values()
     )
 
@@ -155,18 +162,21 @@ def _column(expr: object) -> Column[object]:
 
 def _describe(index: _Found) -> str:
     include = f" INCLUDE ({', '.join(index.include)})" if index.include else ""
-    return f"{'UNIQUE ' if index.unique else ''}({', '.join(index.columns)}){include}"
+    where = " WHERE ..." if index.partial else ""
+    return f"{'UNIQUE ' if index.unique else ''}({', '.join(index.columns)}){include}{where}"
 
 
 def _pg_catalog(conn: Connection) -> _Catalog:
     tables = {str(name) for (name,) in conn.exec_driver_sql(_PG_TABLES)}
     indexes: dict[str, _Found] = {}
     primary: dict[str, tuple[str, ...]] = {}
-    for name, table, unique, is_primary, usable, nkey, options, names in conn.exec_driver_sql(_PG_INDEXES):
+    for name, table, unique, is_primary, usable, partial, nkey, options, names in conn.exec_driver_sql(
+        _PG_INDEXES
+    ):
         # An expression has no column name: it can match no declared column.
         cols = [str(n) if n is not None else "(expression)" for n in names]
         key = tuple(c + (" DESC" if o & 1 else "") for c, o in zip(cols[:nkey], options, strict=False))
-        indexes[str(name)] = _Found(str(table), key, tuple(cols[nkey:]), bool(unique), bool(usable))
+        indexes[str(name)] = _Found(str(table), key, tuple(cols[nkey:]), bool(unique), bool(usable), partial)
         if is_primary:
             primary[str(table)] = tuple(cols[:nkey])
     return _Catalog(tables, indexes, primary)
@@ -184,7 +194,7 @@ def _sqlite_catalog(conn: Connection) -> _Catalog:
             primary[table] = key
         # seq, name, unique, origin ('c' made by CREATE INDEX, 'u' UNIQUE, 'pk'), partial
         listed = conn.exec_driver_sql(f"PRAGMA index_list({_quoted(table)})")
-        for _, name, unique, _origin, _partial in listed:
+        for _, name, unique, _origin, partial in listed:
             # seqno, cid, name, desc, collation, key (1: a key column, 0: the table's own key after it)
             xinfo = conn.exec_driver_sql(f"PRAGMA index_xinfo({_quoted(str(name))})").all()
             columns = tuple(
@@ -192,7 +202,7 @@ def _sqlite_catalog(conn: Connection) -> _Catalog:
                 for r in xinfo
                 if r[5]
             )
-            indexes[str(name)] = _Found(table, columns, (), bool(unique), True)
+            indexes[str(name)] = _Found(table, columns, (), bool(unique), True, bool(partial))
     return _Catalog(tables, indexes, primary)
 
 
