@@ -146,3 +146,16 @@ def test_a_dropped_primary_key_is_a_fault(new_pg_database: Callable[[], str]) ->
     assert _faults_after(new_pg_database(), "ALTER TABLE games DROP CONSTRAINT games_pkey") == [
         "the primary key of games (match_id) is missing: nothing refuses a second row with the same key"
     ]
+
+
+@pytest.mark.postgres
+def test_a_primary_key_on_other_columns_is_a_fault(new_pg_database: Callable[[], str]) -> None:
+    """A primary key made again on more columns refuses less: named with both column lists."""
+    faults = _faults_after(
+        new_pg_database(),
+        "ALTER TABLE games DROP CONSTRAINT games_pkey",
+        "ALTER TABLE games ADD PRIMARY KEY (match_id, status)",
+    )
+    assert faults == [
+        "the primary key of games is (match_id, status) where storage/schema.py declares (match_id)"
+    ]

@@ -36,8 +36,9 @@ class _Found(NamedTuple):
     partial: bool = False  # with a WHERE clause: it covers, and a unique one refuses, only some rows
 
 
-#: Every index of the current schema; ``key`` its key columns' names (NULL for an expression),
-#: ``options`` their ``indoption`` (bit 1: descending).
+#: Every index of the current schema: its name, its table's, whether unique, primary, usable and
+#: partial, its number of key columns, their ``indoption`` (bit 1: descending) and the names of
+#: all its columns, key columns first, then INCLUDE's (NULL for an expression).
 _PG_INDEXES = """
 SELECT c.relname, t.relname, i.indisunique, i.indisprimary, i.indisvalid AND i.indisready,
        i.indpred IS NOT NULL, i.indnkeyatts, i.indoption::int2[],
@@ -106,12 +107,12 @@ def _table_faults(table: Table, found: _Catalog, pg: bool) -> dict[str, str]:
             )
     key = tuple(str(c.name) for c in table.primary_key.columns)
     have_key = found.primary.get(table.name)
-    if have_key is None:
+    if key and have_key is None:
         faults[f"{table.name} primary key"] = (
             f"the primary key of {table.name} ({', '.join(key)}) is missing: nothing refuses a second"
             " row with the same key"
         )
-    elif have_key != key:
+    elif key and have_key is not None and have_key != key:
         faults[f"{table.name} primary key"] = (
             f"the primary key of {table.name} is ({', '.join(have_key)}) where storage/schema.py declares"
             f" ({', '.join(key)})"
