@@ -100,10 +100,10 @@ def _table_faults(table: Table, found: _Catalog, pg: bool) -> dict[str, str]:
         have = found.indexes.get(name)
         if have is None:
             faults[name] = f"index {name} of {table.name} is missing: its reads scan the table instead"
-        elif (have.table, have.columns, have.include, have.unique, have.partial) != (*declared, False):
+        elif have._replace(usable=True) != declared:  # validity is a fault of its own (index_faults)
             faults[name] = (
                 f"index {name} of {have.table} is {_describe(have)} where storage/schema.py declares"
-                f" {_describe(_Found(*declared, usable=True))}: its reads may scan the table instead"
+                f" {_describe(declared)}: its reads may scan the table instead"
             )
     key = tuple(str(c.name) for c in table.primary_key.columns)
     have_key = found.primary.get(table.name)
@@ -142,8 +142,8 @@ def _enforced(found: _Catalog, table: str, columns: tuple[str, ...]) -> bool:
     )
 
 
-def _declared(index: Index, pg: bool) -> tuple[str, tuple[str, ...], tuple[str, ...], bool]:
-    """``(table, key columns, include, unique)`` of a declared index, in :class:`_Found`'s terms."""
+def _declared(index: Index, pg: bool) -> _Found:
+    """A declared index as :class:`_Found` would describe it in a database that has it as declared."""
     columns = []
     for expr in index.expressions:
         if isinstance(expr, UnaryExpression) and expr.modifier is desc_op:
@@ -152,7 +152,7 @@ def _declared(index: Index, pg: bool) -> tuple[str, tuple[str, ...], tuple[str, 
             columns.append(str(_column(expr).name))
     include = tuple(index.dialect_options["postgresql"]["include"] or ()) if pg else ()
     assert index.table is not None
-    return index.table.name, tuple(columns), include, bool(index.unique)
+    return _Found(index.table.name, tuple(columns), include, bool(index.unique), usable=True)
 
 
 def _column(expr: object) -> Column[object]:
@@ -184,20 +184,21 @@ def _pg_catalog(conn: Connection) -> _Catalog:
 
 
 def _sqlite_catalog(conn: Connection) -> _Catalog:
+    quoted = conn.dialect.identifier_preparer.quote_identifier
     tables = {str(name) for (name,) in conn.exec_driver_sql(_SQLITE_TABLES)}
     indexes: dict[str, _Found] = {}
     primary: dict[str, tuple[str, ...]] = {}
     for table in tables:
         # cid, name, type, notnull, default, pk (its place in the primary key, 0: not in it)
-        info = conn.exec_driver_sql(f"PRAGMA table_info({_quoted(table)})").all()
+        info = conn.exec_driver_sql(f"PRAGMA table_info({quoted(table)})").all()
         key = tuple(str(row[1]) for row in sorted((r for r in info if r[5]), key=lambda r: int(r[5])))
         if key:
             primary[table] = key
         # seq, name, unique, origin ('c' made by CREATE INDEX, 'u' UNIQUE, 'pk'), partial
-        listed = conn.exec_driver_sql(f"PRAGMA index_list({_quoted(table)})")
+        listed = conn.exec_driver_sql(f"PRAGMA index_list({quoted(table)})")
         for _, name, unique, _origin, partial in listed:
             # seqno, cid, name, desc, collation, key (1: a key column, 0: the table's own key after it)
-            xinfo = conn.exec_driver_sql(f"PRAGMA index_xinfo({_quoted(str(name))})").all()
+            xinfo = conn.exec_driver_sql(f"PRAGMA index_xinfo({quoted(str(name))})").all()
             columns = tuple(
                 (str(r[2]) if r[2] is not None else "(expression)") + (" DESC" if r[3] else "")
                 for r in xinfo
@@ -205,7 +206,3 @@ def _sqlite_catalog(conn: Connection) -> _Catalog:
             )
             indexes[str(name)] = _Found(table, columns, (), bool(unique), True, bool(partial))
     return _Catalog(tables, indexes, primary)
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
