@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
 from hypothesis import settings
 
-from needs import PG_ADMIN, in_ci, require_postgres
+from needs import PG_ADMIN, in_ci, require_postgres, reset_pg
 
 # Under CI=true every property test draws the same examples on every run (derandomize), keeps no
 # example database (a failure found once on a machine must not be replayed only there) and has no
@@ -46,3 +47,27 @@ def new_pg_database() -> Iterator[Callable[[str], str]]:
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
         for name in names:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """A database created for this test session on 127.0.0.1:5432 and dropped at its end."""
+    require_postgres()
+    name = f"sedma_elo_test_{secrets.token_hex(4)}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database URL: a new SQLite file, or the session's PostgreSQL database emptied."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/ledger.db"
+    url: str = request.getfixturevalue("pg_database")
+    reset_pg(url)
+    return url

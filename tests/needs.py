@@ -79,3 +79,12 @@ def require_atp() -> Path:
     if not path.is_file():
         unavailable(f"{ATP_FILE} is not in {path.parent} (set SEDMA_DATA_DIR or SEDMA_SHARED_DIR)")
     return path
+
+
+def reset_pg(url: str) -> None:
+    """Empty the PostgreSQL database at ``url`` (a SQLAlchemy URL): its public schema made anew."""
+    from sedma_elo.storage import libpq_url
+
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE")
+        conn.execute("CREATE SCHEMA public")

@@ -2,48 +2,15 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from needs import PG_ADMIN, require_postgres
 from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.auth import create_key
-from sedma_elo.storage import libpq_url, open_database
-
-
-@pytest.fixture(scope="session")
-def pg_database() -> Iterator[str]:
-    """A database created for this test session on 127.0.0.1:5432 and dropped at its end."""
-    require_postgres()
-    name = f"sedma_elo_test_{secrets.token_hex(4)}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def _reset_pg(url: str) -> None:
-    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-        conn.execute("DROP SCHEMA public CASCADE")
-        conn.execute("CREATE SCHEMA public")
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
-    """An empty database URL: a new SQLite file, or the session's PostgreSQL database emptied."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/ledger.db"
-    url: str = request.getfixturevalue("pg_database")
-    _reset_pg(url)
-    return url
+from sedma_elo.storage import open_database
 
 
 class Api:

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from conftest import _reset_pg
+from needs import reset_pg
 from sedma_elo.service import Ledger
 from sedma_elo.storage import open_database
 
@@ -22,7 +22,7 @@ def empty_ledger(db_url: str, tmp: str) -> Iterator[Ledger]:
     if db_url.startswith("sqlite"):
         url = f"sqlite:///{Path(tmp) / 'ledger.db'}"
     else:
-        _reset_pg(db_url)
+        reset_pg(db_url)
         url = db_url
     db = open_database(url)
     try:
@@ -42,7 +42,7 @@ class ExampleDatabase:
             self._dir = tempfile.TemporaryDirectory()
             self.url = f"sqlite:///{self._dir.name}/m.db"
         else:
-            _reset_pg(db_url)
+            reset_pg(db_url)
             self.url = db_url
 
     def cleanup(self) -> None:

@@ -14,8 +14,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Api, _reset_pg, single
+from conftest import Api, single
 from core.strategies import any_rules
+from needs import reset_pg
 from sedma_elo.core.rules import REFERENCE_RULES, Rules
 from sedma_elo.service import Ledger
 from sedma_elo.service.ledger.rows import fact_values, submission_of
@@ -204,7 +205,7 @@ def test_repeats_equal_first_answers_under_any_rules(db_url: str, rules: Rules, 
         if db_url.startswith("sqlite"):
             url = f"sqlite:///{Path(tmp) / 'ledger.db'}"
         else:
-            _reset_pg(db_url)
+            reset_pg(db_url)
             url = db_url
         ledger = Ledger(open_database(url))
         try:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from games_helpers import bot_record, game_body
 
-from conftest import _reset_pg
+from needs import reset_pg
 from sedma_elo.errors import ConflictError
 from sedma_elo.service.games import GameIn, GameStore, check_game
 from sedma_elo.service.games.queue import QUEUE, TASK_NAME, defer_in
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture
 def pg(pg_database: str) -> Any:
     """The session's PostgreSQL database, emptied and migrated."""
-    _reset_pg(pg_database)
+    reset_pg(pg_database)
     db = open_database(pg_database)
     yield db
     db.dispose()

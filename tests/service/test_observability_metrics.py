@@ -9,7 +9,8 @@ import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import PG_ADMIN, Api, make_api, single
+from conftest import Api, make_api, single
+from needs import PG_ADMIN
 from sedma_elo.storage import open_database
 
 

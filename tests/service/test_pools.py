@@ -12,7 +12,8 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import _reset_pg, single
+from conftest import single
+from needs import reset_pg
 from sedma_elo.errors import ValidationError
 from sedma_elo.service import ServiceSettings, create_app
 from sedma_elo.service.auth import create_key
@@ -80,7 +81,7 @@ def _connections(admin: psycopg.Connection[Any], database: str) -> int:
 @pytest.mark.faults
 def test_two_processes_under_a_read_burst_stay_within_the_budget(pg_database: str) -> None:
     """Two per-process apps (processes=2, budget 16) under 64 concurrent readers: at most 16 connections."""
-    _reset_pg(pg_database)
+    reset_pg(pg_database)
     budget = 16
     db = open_database(pg_database)
     key, _ = create_key(db, "write", "pools")

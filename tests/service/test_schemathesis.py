@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from server import Server
 
+from needs import reset_pg
 from sedma_elo.service.auth import create_key
 from sedma_elo.storage import open_database
 
@@ -26,10 +27,8 @@ def running(
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path_factory.mktemp('fuzz')}/fuzz.db"
     else:
-        from conftest import _reset_pg
-
         url = request.getfixturevalue("pg_database")
-        _reset_pg(url)
+        reset_pg(url)
     db = open_database(url)
     key, _ = create_key(db, "admin", "fuzz")
     db.dispose()

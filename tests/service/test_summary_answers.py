@@ -19,8 +19,9 @@ from ledgers import empty_ledger
 from test_derived_answers import BODIES, VARIANT
 from test_derived_answers import _sub as derived_sub
 
-from conftest import Api, _reset_pg, make_api, single
+from conftest import Api, make_api, single
 from core.strategies import any_rules
+from needs import reset_pg
 from sedma_elo.core.rules import REFERENCE_RULES, Rules
 from sedma_elo.service import Ledger
 from sedma_elo.service.api.responses import MatchSummary, RatingMove
@@ -55,7 +56,7 @@ def _ledgers(url: str, tmp_path: Any, rules: Rules = REFERENCE_RULES) -> Iterato
     if url.startswith("sqlite"):
         url = f"sqlite:///{tmp_path}/first.db"
     else:
-        _reset_pg(url)
+        reset_pg(url)
     with ExitStack() as stack:
         ledgers = []
         for each in (url, f"sqlite:///{tmp_path}/second.db"):

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 from server import Server
 
-from conftest import Api, _reset_pg, make_api, single
+from conftest import Api, make_api, single
+from needs import reset_pg
 from sedma_elo import Match
 from sedma_elo.errors import UnavailableError
 from sedma_elo.service import Ledger, ServiceSettings, submission_from_match
@@ -371,7 +372,7 @@ def test_a_timed_out_write_still_in_the_backlog_is_withdrawn(tmp_path: Any) -> N
 def test_concurrent_batches_on_postgresql_keep_the_ledger_exact(pg_database: str) -> None:
     """Submissions arriving while batches commit, among few players, are all stored once and rated
     in order: ``verify`` replays the ledger to the stored ratings."""
-    _reset_pg(pg_database)
+    reset_pg(pg_database)
     ledger = Ledger(open_database(pg_database))
     ledger.ensure_version()
     writer = ProcessWriter(WriterConfig(pg_database, max_batch=4), ledger, timeout=30)

@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from conftest import _reset_pg
+from needs import reset_pg
 from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger, submission_from_match
 from sedma_elo.service.ledger import write_pg
@@ -51,7 +51,7 @@ def _status(ledger_session: Any) -> psycopg.pq.TransactionStatus:
 
 @pytest.fixture
 def ledger(pg_database: str) -> Any:
-    _reset_pg(pg_database)
+    reset_pg(pg_database)
     db = open_database(pg_database, pool_size=1, max_overflow=0)
     ledger = Ledger(db)
     ledger.ensure_version()
