@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from sedma_elo.service import ServiceSettings, create_app
+from needs import reset_pg
+from sedma_elo.service import Ledger, ServiceSettings, create_app
 from sedma_elo.service.auth import create_key
 from sedma_elo.storage import open_database
 
@@ -64,3 +65,14 @@ def single(
         "winner": winner,
         "stats": stats or {"a": {}, "b": {}},
     }
+
+
+@pytest.fixture
+def pg_ledger(pg_database: str) -> Iterator[Ledger]:
+    """A ledger on the session's PostgreSQL database, emptied, with its first version; one connection."""
+    reset_pg(pg_database)
+    db = open_database(pg_database, pool_size=1, max_overflow=0)
+    ledger = Ledger(db)
+    ledger.ensure_version()
+    yield ledger
+    db.dispose()

@@ -10,13 +10,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from needs import reset_pg
 from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger, submission_from_match
 from sedma_elo.service.ledger import write_pg
 from sedma_elo.service.ledger.batch import Batch
 from sedma_elo.service.payload import Submission
-from sedma_elo.storage import libpq_url, open_database
+from sedma_elo.storage import libpq_url
 
 pytestmark = pytest.mark.postgres
 
@@ -50,13 +49,8 @@ def _status(ledger_session: Any) -> psycopg.pq.TransactionStatus:
 
 
 @pytest.fixture
-def ledger(pg_database: str) -> Any:
-    reset_pg(pg_database)
-    db = open_database(pg_database, pool_size=1, max_overflow=0)
-    ledger = Ledger(db)
-    ledger.ensure_version()
-    yield ledger
-    db.dispose()
+def ledger(pg_ledger: Ledger) -> Ledger:
+    return pg_ledger
 
 
 def test_a_writer_session_uses_generic_plans(ledger: Ledger) -> None:

@@ -6,11 +6,21 @@ transaction, :func:`append_events` by void, re-rate and activate inside theirs. 
 commits together with the change it describes, or not at all.
 
 Sequences are dense and in commit order: the insert takes ``max(sequence) + 1`` under a lock held
-until the commit (SQLite's write lock; ``LOCK TABLE change_events IN EXCLUSIVE MODE`` on PostgreSQL,
-which plain reads pass). A reader that has seen sequence ``n`` can never later find a new event
-below ``n``, which a sequence taken from a PostgreSQL ``SEQUENCE`` would not promise: two writers'
-transactions may commit in the other order than they drew their numbers. The lock is taken by the
-last statement before the commit, so it is held for about the commit alone.
+until the commit (SQLite's write lock; on PostgreSQL a transaction-level advisory lock named after
+the table, which every path appending to the feed takes). A reader that has seen
+sequence ``n`` can never later find a new event below ``n``, which a sequence taken from a
+PostgreSQL ``SEQUENCE`` would not promise: two writers' transactions may commit in the other order
+than they drew their numbers. The lock is taken by the last statements before the commit, so it is
+held for about the commit alone.
+
+Why an advisory lock and not ``LOCK TABLE change_events IN EXCLUSIVE MODE`` (until 2026-12-07): a
+table lock in that mode also conflicts with ``VACUUM``, ``ANALYZE`` and ``CREATE INDEX
+CONCURRENTLY`` of the table. Under a steady write load autovacuum, which asks for its lock without
+waiting, skipped the table ("skipping vacuum of "change_events" --- lock not available" in the
+server's log), and a vacuum that waits for its lock (a manual one, or the anti-wraparound vacuum
+that comes at the latest every ``autovacuum_freeze_max_age`` transactions) held every write batch
+until it ended. The advisory lock serialises the appends alike and conflicts with neither
+(docs/service-measurements.md, "The feed's lock and the vacuum").
 
 The stored ``data`` is the item's JSON text without its sequence (unknown until the insert);
 :func:`item_text` puts it in front. A ``match`` event, one a ledger row and so most of the table, is
@@ -61,7 +71,10 @@ _SQLITE_INSERT = (
     "INSERT INTO change_events (sequence, kind, version_id, data, created_at)"
     " VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM change_events), ?, ?, ?, ?)"
 )
-_PG_LOCK = "LOCK TABLE change_events IN EXCLUSIVE MODE"
+#: The feed's lock on PostgreSQL, held until the commit: an advisory lock keyed on a constant of this
+#: project's (chosen at random) and the table's OID, so that two ledgers in one database (in two
+#: schemas) each have their own.
+_PG_LOCK = "SELECT pg_advisory_xact_lock(2063917414, CAST(CAST('change_events'::regclass AS oid) AS integer))"
 _PG_TOP = "SELECT coalesce(max(sequence), 0) FROM change_events"
 _PG_COPY = "COPY change_events (sequence, kind, version_id, data, created_at) FROM STDIN (FORMAT BINARY)"
 _PG_COPY_TYPES = ("int8", "text", "int4", "text", "text")
@@ -207,7 +220,7 @@ def append_events(raw: Any, events: Sequence[Event]) -> None:
     """Insert ``events`` into ``change_events`` in order, in ``raw``'s open transaction.
 
     ``raw`` is the transaction's DBAPI connection: sqlite3 (the write lock is held) or psycopg (the
-    table lock is taken here, and also works in pipeline mode).
+    feed's lock is taken here, and also works in pipeline mode).
     """
     if not events:
         return

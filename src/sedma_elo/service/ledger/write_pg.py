@@ -140,7 +140,7 @@ def _apply_in_pipe(
     if rows_out.matches:
         write_rows_pg(pipe, version.id, rows_out, known)
         write_players_pg(pipe, version.id, ratings, played, rows_out.last_seq, known)
-        append_match_events(pipe, version.id, rows_out)  # its table lock is held until the commit
+        append_match_events(pipe, version.id, rows_out)  # its lock is held until the commit
         # Under the feed's lock, which serialises the writers until their commit anyway: taken
         # before it, the hot rows' locks made writers wait on one another (-13% writes/s).
         move_counts(pipe, True, version.id, rating_moves(rows_out.changes, ratings, known))
