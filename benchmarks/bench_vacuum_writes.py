@@ -31,7 +31,6 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -43,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _pg import dsn
 from bench_service import fresh_database
 
-from sedma_elo.batch.history import iter_lined, write_matches
+from sedma_elo.batch.history import lined_of
 from sedma_elo.core.model import Match, PlayerStats
 from sedma_elo.service import Ledger, submission_from_match
 from sedma_elo.storage import open_database
@@ -137,10 +136,8 @@ def main() -> None:
         ledger = Ledger(db)
         ledger.ensure_version()
         t0 = time.perf_counter()
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "seed.csv"
-            write_matches(path, _matches("seed", args.events, args.players, random.Random(1)))
-            ledger.import_history(part for part, _ in iter_lined(path))
+        seed = _matches("seed", args.events, args.players, random.Random(1))
+        ledger.import_history(lined_of(seed, list(range(1, len(seed) + 1))))  # as a file's lines
         db.dispose()
         print(f"seeded {args.events:,} matches (one feed row each) in {time.perf_counter() - t0:.0f} s")
         for r in range(args.rounds):
