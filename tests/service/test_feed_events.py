@@ -4,6 +4,7 @@ each other (ledger/feed_events.py)."""
 from __future__ import annotations
 
 import concurrent.futures
+import json
 
 import psycopg
 import pytest
@@ -45,3 +46,58 @@ def test_a_vacuum_of_the_feed_does_not_wait_for_an_append(pg_ledger: Ledger, pg_
         other.execute("VACUUM change_events")  # before: LockNotAvailable after 5 s
         writer.commit()
     assert pg_ledger.changes().items[-1].startswith('{"sequence":1,"kind":"void"')
+
+
+#: How a release before 2026-12-07 appended to the feed: the table lock, then max(sequence) + 1.
+OLD_LOCK = "LOCK TABLE change_events IN EXCLUSIVE MODE"
+OLD_APPEND = (
+    "INSERT INTO change_events (sequence, kind, version_id, data, created_at)"
+    " SELECT coalesce(max(sequence), 0) + 1, 'void', 1, '{\"kind\":\"void\"}', %s FROM change_events"
+)
+
+
+def _feed(ledger: Ledger) -> list[tuple[int, str]]:
+    """The feed's ``(sequence, kind)`` pairs, oldest first."""
+    return [(item["sequence"], item["kind"]) for item in map(json.loads, ledger.changes().items)]
+
+
+def test_a_batch_waits_for_an_old_releases_append_and_follows_it(pg_ledger: Ledger, pg_database: str) -> None:
+    """During an upgrade, a batch behind an old release's open append waits, then follows it."""
+    sub = submission_from_match(Match.single("p1", "p2", "a", match_id="m-1"))
+    with psycopg.connect(libpq_url(pg_database)) as old:
+        old.execute(OLD_LOCK)
+        old.execute(OLD_APPEND, (now_text(),))
+        with concurrent.futures.ThreadPoolExecutor(1) as pool, pg_ledger.writer_session() as session:
+            applied = pool.submit(session.apply, [sub])
+            try:
+                with pytest.raises(concurrent.futures.TimeoutError):
+                    applied.result(timeout=0.5)  # held by the old release's table lock
+            finally:
+                old.commit()
+            outcome = applied.result(timeout=10)
+            retried = session.take_errors()
+    assert [o.status for o in outcome] == ["created"]
+    assert _feed(pg_ledger) == [(1, "void"), (2, "match")]
+    assert retried == 0  # its sequence was read after the old append's commit, not before
+
+
+def test_an_old_releases_append_waits_for_a_new_one_then_follows(pg_ledger: Ledger, pg_database: str) -> None:
+    """During an upgrade, an old release's append behind a new one's open append waits, then follows it."""
+    url = libpq_url(pg_database)
+    with psycopg.connect(url) as new, psycopg.connect(url) as old:
+        append_events(new, [("activate", 1, '{"kind":"activate"}', now_text())])
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+
+            def old_append() -> None:
+                old.execute(OLD_LOCK)
+                old.execute(OLD_APPEND, (now_text(),))
+                old.commit()
+
+            appended = pool.submit(old_append)
+            try:
+                with pytest.raises(concurrent.futures.TimeoutError):
+                    appended.result(timeout=0.5)  # the new append's insert holds the table
+            finally:
+                new.commit()
+            appended.result(timeout=10)
+    assert _feed(pg_ledger) == [(1, "activate"), (2, "void")]
