@@ -4,6 +4,9 @@ Synthetic int arrays (uniform random pairs among 50,000 players, ~45/45/10 wins/
 small Poisson counts) are replayed by :func:`sedma_elo.batch.kernel.run_kernel` under several rule sets,
 and by a plain numba Elo loop (constant K = 32, float64 ratings, no bonuses), in the same
 process on one core. Compilation is done before timing; the best of several runs is reported.
+The runs are interleaved (each round times every loop once), so that a slow spell of the machine
+hits every loop alike: on stop 45's machine a spell of several seconds halved every loop's speed,
+and timing one loop's runs back to back put a whole loop inside it (16.1 against 42.4 M/s).
 
     python benchmarks/bench_kernel.py [--quick] [--matches N]
 
@@ -55,12 +58,14 @@ def synthetic(n: int, players: int, seed: int = 0) -> HistoryArrays:
     )
 
 
-def best_of(fn, runs: int) -> float:  # type: ignore[no-untyped-def]
-    best = float("inf")
+def best_of(fns, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
+    """Each of ``fns``' best time over ``runs`` rounds; every round times each function once."""
+    best = [float("inf")] * len(fns)
     for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
     return best
 
 
@@ -92,14 +97,13 @@ def main() -> None:
         ),
         "ours, zero-sum + floor": REFERENCE_RULES.replace(zero_sum=True, rating_floor=800),
     }
-    ours(REFERENCE_RULES)()  # compile / load the cache
-    plain()
-    plain_time = best_of(plain, runs)
-    print(f"{n:,} synthetic matches, {players:,} players, best of {runs} runs, one core")
+    loops = [ours(rules) for rules in variants.values()]
+    for loop in [*loops, plain]:
+        loop()  # compile / load the cache
+    *times, plain_time = best_of([*loops, plain], runs)
+    print(f"{n:,} synthetic matches, {players:,} players, best of {runs} interleaved runs, one core")
     print(f"{'loop':34}{'seconds':>10}{'M matches/s':>14}{'vs plain':>10}")
-    for name, rules in variants.items():
-        ours(rules)()
-        t = best_of(ours(rules), runs)
+    for name, t in zip(variants, times, strict=True):
         print(f"{name:34}{t:10.3f}{n / t / 1e6:14.1f}{plain_time / t:10.2f}")
     print(f"{'plain numba Elo (K=32, float64)':34}{plain_time:10.3f}{n / plain_time / 1e6:14.1f}{1.0:10.2f}")
 
