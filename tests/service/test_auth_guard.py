@@ -41,6 +41,41 @@ def _guard(db: Database, *, burst: int = 1000, miss_ttl: float = 60.0) -> KeyGua
     return KeyGuard(db, RateLimiter(0, 1), KeyCache(60.0), FailureLimiter(1.0, burst), MissCache(miss_ttl))
 
 
+def _slow_counted_lookups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make every key lookup take 50 ms (so that concurrent checks overlap); the list counts them."""
+    calls = [0]
+    real = keys.find_key
+
+    def slow(database: Database, digest: str) -> keys.KeyInfo | None:
+        calls[0] += 1
+        time.sleep(0.05)
+        return real(database, digest)
+
+    monkeypatch.setattr(keys, "find_key", slow)
+    return calls
+
+
+def _answers_at_once(guard: KeyGuard, tokens: list[str], address: str) -> list[str]:
+    """The HTTP status each token's write check would get, all checked at once on one event loop."""
+
+    async def one(token: str) -> str:
+        try:
+            await guard.authorize_async(token, "write", address)
+        except RateLimitError:
+            return "429"
+        except AuthError:
+            return "401"
+        return "200"
+
+    async def main() -> list[str]:
+        return await asyncio.gather(*(one(token) for token in tokens))
+
+    try:
+        return asyncio.run(main())
+    finally:
+        guard.close()
+
+
 def test_an_async_lookup_does_not_block_the_event_loop(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """While a slow key lookup runs, the loop keeps running other tasks (the lookup is on a thread)."""
     real = keys.find_key
@@ -163,31 +198,59 @@ def test_concurrent_unknown_keys_look_up_at_most_the_burst(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """50 unknown keys at once from one address (burst 5): 5 lookups, 45 answered 429 at once."""
+    calls = _slow_counted_lookups(monkeypatch)
+    answers = _answers_at_once(_guard(db, burst=5), [_random_key() for _ in range(50)], "10.0.0.9")
+    assert calls == [5]
+    assert sorted(answers) == ["401"] * 5 + ["429"] * 45
+
+
+def test_concurrent_checks_of_a_valid_key_share_one_lookup_past_the_burst(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """50 checks at once of a key new to this process, from one address (burst 5): all pass, one lookup."""
+    key, _ = create_key(db, "write", "pool")
+    calls = _slow_counted_lookups(monkeypatch)
+    answers = _answers_at_once(_guard(db, burst=5), [key] * 50, "10.0.0.7")
+    assert (answers, calls) == (["200"] * 50, [1])
+
+
+def test_concurrent_checks_of_one_unknown_key_each_take_a_token(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """50 checks at once of one unknown key (burst 5): one lookup, 5 answered 401 and 45 answered 429."""
+    calls = _slow_counted_lookups(monkeypatch)
+    answers = _answers_at_once(_guard(db, burst=5), [_random_key()] * 50, "10.0.0.8")
+    assert (sorted(answers), calls) == (["401"] * 5 + ["429"] * 45, [1])
+
+
+def test_a_failed_lookup_fails_every_check_waiting_for_it(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lookup the database fails fails the checks that waited for it too; the next check looks again."""
+    key, _ = create_key(db, "write", "real")
+    real = keys.find_key
     calls = 0
 
-    def slow(database: Database, digest: str) -> None:
+    def broken(database: Database, digest: str) -> keys.KeyInfo | None:
         nonlocal calls
         calls += 1
-        time.sleep(0.05)
+        if calls == 1:
+            time.sleep(0.05)
+            raise OSError("database gone")
+        return real(database, digest)
 
-    monkeypatch.setattr(keys, "find_key", slow)
-    guard = _guard(db, burst=5)
+    monkeypatch.setattr(keys, "find_key", broken)
+    guard = _guard(db)
 
-    async def one() -> str:
-        try:
-            await guard.authorize_async(_random_key(), "write", "10.0.0.9")
-        except RateLimitError:
-            return "429"
-        except AuthError:
-            return "401"
-        return "200"
-
-    async def main() -> list[str]:
-        return await asyncio.gather(*(one() for _ in range(50)))
+    async def main() -> list[BaseException | keys.KeyInfo]:
+        return await asyncio.gather(
+            *(guard.authorize_async(key, "write", "10.0.0.6") for _ in range(10)), return_exceptions=True
+        )
 
     try:
-        answers = asyncio.run(main())
+        outcomes = asyncio.run(main())
+        again = guard.authorize(key, "write", "10.0.0.6")
     finally:
         guard.close()
-    assert calls == 5
-    assert sorted(answers) == ["401"] * 5 + ["429"] * 45
+    assert [type(o).__name__ for o in outcomes] == ["OSError"] * 10
+    assert (again.label, calls) == ("real", 2)

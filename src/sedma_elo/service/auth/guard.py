@@ -5,12 +5,20 @@ by 93%). So a key is looked up in the database at most once per ``KeyCache`` ttl
 once per ``MissCache`` ttl when not; an address whose failed checks used up its
 :class:`~.limits.FailureLimiter` bucket is answered 429 without a lookup; and the async check runs
 the lookup on a small thread pool of its own, never on the event loop.
+
+Checks of one key that arrive while its lookup is in flight wait for that lookup instead of
+starting their own, and take no token of their address unless the key turns out unknown. Without
+that, a client opening more connections than the address's burst to a process that had not seen
+its key yet (a restart, a deploy, a reverse proxy's pool: one address for every client) got 429
+for a valid key on the connections past the burst (stop 45: 8-17 of them at 64 connections).
 """
 
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import NamedTuple
 
 from ...errors import AuthError
 from ...storage import Database
@@ -52,6 +60,9 @@ class KeyGuard:
         self.failures = FailureLimiter(0, 1) if failures is None else failures
         self.misses = MissCache(0) if misses is None else misses
         self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        #: Lookups in flight by key hash: later checks of the same key wait for them.
+        self._inflight: dict[str, Future[KeyInfo | None]] = {}
 
     def authorize(self, secret: str | None, scope: Scope, address: str | None = None) -> KeyInfo:
         """The key behind ``secret``, checked for ``scope`` and charged to its rate limit.
@@ -65,48 +76,92 @@ class KeyGuard:
             RateLimitError: the key's rate limit is used up, or ``address`` sent too many
             unknown keys lately.
         """
-        digest, info, charged = self._cached(secret, address)
-        if info is None:
-            info = self._settle(digest, address, charged, keys.find_key(self.db, digest))
-        return self._admit(info, scope)
+        check = self._cached(secret, address)
+        if isinstance(check, KeyInfo):
+            return self._admit(check, scope)
+        if check.owner:
+            try:
+                found = keys.find_key(self.db, check.digest)
+            except BaseException as error:
+                self._finish(check, error=error)
+                raise
+            self._finish(check, found)
+        return self._admit(self._settle(check, address, check.lookup.result()), scope)
 
     async def authorize_async(self, secret: str | None, scope: Scope, address: str | None = None) -> KeyInfo:
         """:meth:`authorize` for an event loop: a lookup runs on the guard's own threads."""
-        digest, info, charged = self._cached(secret, address)
-        if info is None:
+        check = self._cached(secret, address)
+        if isinstance(check, KeyInfo):
+            return self._admit(check, scope)
+        if check.owner:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="sedma-elo-keys")
-            loop = asyncio.get_running_loop()
-            found = await loop.run_in_executor(self._pool, keys.find_key, self.db, digest)
-            info = self._settle(digest, address, charged, found)
-        return self._admit(info, scope)
+            job = self._pool.submit(keys.find_key, self.db, check.digest)
+            # Finished by the job itself, so that a cancelled request leaves no waiter hanging.
+            job.add_done_callback(lambda done: self._finish(check, job=done))
+        found = await asyncio.wrap_future(check.lookup)
+        return self._admit(self._settle(check, address, found), scope)
 
-    def _cached(self, secret: str | None, address: str | None) -> tuple[str, KeyInfo | None, bool]:
-        """``(digest, key, charged)``: the key if the cache trusts it, else None and whether a token
-        of ``address`` was taken for the lookup; raise if the key is known bad or the address limited.
+    def _cached(self, secret: str | None, address: str | None) -> KeyInfo | _Check:
+        """The key if the cache trusts it, else the lookup to wait for (started by this check if it
+        is the ``owner``, which then took a token of ``address`` unless the key was valid lately);
+        raise if the key is known bad or the address limited.
         """
         if not secret:
             raise AuthError("an API key is required: send 'Authorization: Bearer sk_...'")
         digest = keys.hash_key(secret)
         info = self.cache.get(digest)
         if info is not None:
-            return digest, info, False
+            return info
         if digest in self.misses:
             self.failures.acquire(address)
             raise AuthError("unknown or revoked API key")
-        if self.cache.seen(digest):  # valid lately: looked up again whatever the address did
-            return digest, None, False
-        self.failures.acquire(address)  # taken before the lookup, so lookups in flight count too
-        return digest, None, True
+        with self._lock:
+            lookup = self._inflight.get(digest)
+            if lookup is not None:  # another check of this key is looking it up: wait for it
+                return _Check(digest, lookup)
+            # Valid lately: looked up again whatever the address did; else a token is taken before
+            # the lookup, so that lookups in flight count too.
+            charged = not self.cache.seen(digest)
+            if charged:
+                self.failures.acquire(address)
+            lookup = self._inflight[digest] = Future()
+        return _Check(digest, lookup, owner=True, charged=charged)
 
-    def _settle(self, digest: str, address: str | None, charged: bool, info: KeyInfo | None) -> KeyInfo:
-        """Cache a lookup's outcome; raise for an unknown key (its token stays taken)."""
+    def _finish(
+        self,
+        check: _Check,
+        found: KeyInfo | None = None,
+        *,
+        error: BaseException | None = None,
+        job: Future[KeyInfo | None] | None = None,
+    ) -> None:
+        """Hand the owner's lookup outcome (``found``, ``error`` or a finished ``job``) to every check
+        waiting for it, and let the next check of the key look it up again."""
+        with self._lock:
+            self._inflight.pop(check.digest, None)
+        if job is not None:
+            if job.cancelled():  # the pool shut down: the waiters are cancelled, as the owner's job
+                check.lookup.cancel()
+                return
+            error = job.exception()
+            found = None if error is not None else job.result()
+        if error is not None:
+            check.lookup.set_exception(error)
+        else:
+            check.lookup.set_result(found)
+
+    def _settle(self, check: _Check, address: str | None, info: KeyInfo | None) -> KeyInfo:
+        """Cache a lookup's outcome; raise for an unknown key (the owner's token stays taken, a waiter
+        takes one now, as every failed check does)."""
         if info is None:
-            self.misses.add(digest)
+            self.misses.add(check.digest)
+            if not check.owner:
+                self.failures.acquire(address)
             raise AuthError("unknown or revoked API key")
-        if charged:
+        if check.charged:
             self.failures.refund(address)
-        self.cache.put(digest, info)
+        self.cache.put(check.digest, info)
         return info
 
     def _admit(self, info: KeyInfo, scope: Scope) -> KeyInfo:
@@ -124,3 +179,14 @@ class KeyGuard:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+class _Check(NamedTuple):
+    """A key check that the caches could not settle: the lookup it waits for."""
+
+    digest: str
+    lookup: Future[KeyInfo | None]
+    #: This check started the lookup (the others wait for it).
+    owner: bool = False
+    #: The owner took a token of its address for the lookup (refunded if the key is valid).
+    charged: bool = False
