@@ -80,12 +80,7 @@ class KeyGuard:
         if isinstance(check, KeyInfo):
             return self._admit(check, scope)
         if check.owner:
-            try:
-                found = keys.find_key(self.db, check.digest)
-            except BaseException as error:
-                self._finish(check, error=error)
-                raise
-            self._finish(check, found)
+            self._look_up(check)
         return self._admit(self._settle(check, address, check.lookup.result()), scope)
 
     async def authorize_async(self, secret: str | None, scope: Scope, address: str | None = None) -> KeyInfo:
@@ -96,9 +91,9 @@ class KeyGuard:
         if check.owner:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="sedma-elo-keys")
-            job = self._pool.submit(keys.find_key, self.db, check.digest)
-            # Finished by the job itself, so that a cancelled request leaves no waiter hanging.
-            job.add_done_callback(lambda done: self._finish(check, job=done))
+            # The job settles the lookup itself, so that a cancelled request leaves no waiter hanging.
+            job = self._pool.submit(self._look_up, check)
+            job.add_done_callback(lambda done: self._cancel_if(done, check))
         found = await asyncio.wrap_future(check.lookup)
         return self._admit(self._settle(check, address, found), scope)
 
@@ -128,28 +123,27 @@ class KeyGuard:
             lookup = self._inflight[digest] = Future()
         return _Check(digest, lookup, owner=True, charged=charged)
 
-    def _finish(
-        self,
-        check: _Check,
-        found: KeyInfo | None = None,
-        *,
-        error: BaseException | None = None,
-        job: Future[KeyInfo | None] | None = None,
-    ) -> None:
-        """Hand the owner's lookup outcome (``found``, ``error`` or a finished ``job``) to every check
-        waiting for it, and let the next check of the key look it up again."""
+    def _look_up(self, check: _Check) -> None:
+        """The owner's lookup: its outcome (the key, None or the database's error) goes to every
+        check waiting in ``check.lookup``; the next check of the key looks it up again."""
+        try:
+            found = keys.find_key(self.db, check.digest)
+        except BaseException as error:
+            self._release(check)
+            check.lookup.set_exception(error)
+            return
+        self._release(check)
+        check.lookup.set_result(found)
+
+    def _cancel_if(self, job: Future[None], check: _Check) -> None:
+        """A lookup job the pool cancelled at shut-down cancels the checks waiting for it."""
+        if job.cancelled():
+            self._release(check)
+            check.lookup.cancel()
+
+    def _release(self, check: _Check) -> None:
         with self._lock:
             self._inflight.pop(check.digest, None)
-        if job is not None:
-            if job.cancelled():  # the pool shut down: the waiters are cancelled, as the owner's job
-                check.lookup.cancel()
-                return
-            error = job.exception()
-            found = None if error is not None else job.result()
-        if error is not None:
-            check.lookup.set_exception(error)
-        else:
-            check.lookup.set_result(found)
 
     def _settle(self, check: _Check, address: str | None, info: KeyInfo | None) -> KeyInfo:
         """Cache a lookup's outcome; raise for an unknown key (the owner's token stays taken, a waiter
