@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -28,14 +27,10 @@ def _seeded(url: str) -> Database:
     return database
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+@pytest.fixture
+def db(any_url: str) -> Iterator[Database]:
     """The seeded database: a SQLite file or a fresh PostgreSQL database."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path}/r.db"
-    else:
-        url = request.getfixturevalue("new_pg_database")()
-    database = _seeded(url)
+    database = _seeded(any_url)
     yield database
     database.dispose()
 

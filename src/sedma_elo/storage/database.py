@@ -12,12 +12,12 @@ import fcntl
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
@@ -38,6 +38,7 @@ __all__ = [
 
 #: Seconds to wait for a PostgreSQL connection: an unreachable server is an error, not a hang.
 CONNECT_TIMEOUT = 10
+_T = TypeVar("_T")
 _PG_CONNECT_ARGS = {"connect_timeout": CONNECT_TIMEOUT}
 _MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -190,6 +191,37 @@ class Database:
         if self.dialect != "sqlite":
             sql = sql.replace("?", "%s")
         return _run_reconnecting(engine, sql, params)
+
+    def read_many(self, read: Callable[[Connection], _T]) -> _T:
+        """``read(conn)`` on a pooled connection for several read-only statements; its result.
+
+        On PostgreSQL the connection is the autocommit engine's: nothing is rolled back when it goes
+        back to the pool, so the driver keeps its prepared statements and the server their plans
+        (a rollback made psycopg deallocate them all, and a ten-join statement of the player page
+        was planned at every call: 3.4 ms of planning for 0.2 ms of work). Each statement sees the
+        data committed when it starts, as under the default READ COMMITTED. On SQLite it is the read
+        engine's connection, one snapshot for the whole call.
+
+        A connection the server dropped (a restart, ``pg_terminate_backend``) fails ``read``; the
+        pool is then emptied and ``read`` run once more on a new connection, so ``read`` must not
+        write. (The read engine pings at each checkout instead: a round trip every time.)
+
+        Raises:
+            what ``read`` raises (the second attempt's error when both failed).
+        """
+        if self.fast is None:
+            with self.read.connect() as conn:
+                return read(conn)
+        for last in (False, True):
+            with self.fast.connect() as conn:
+                try:
+                    return read(conn)
+                except Exception:
+                    if last or not (conn.invalidated or _is_broken(conn.connection.driver_connection)):
+                        raise
+            # Every connection pooled before the loss is likely dead too: start the pool afresh.
+            self.fast.dispose()
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def ping(self) -> None:
         """Run ``SELECT 1`` on each engine the service reads and writes through.
