@@ -10,8 +10,12 @@ import os
 import re
 import subprocess
 import tempfile
+import urllib.request
+from collections import Counter
 
-__all__ = ["run", "write_lua"]
+from prometheus_client.parser import text_string_to_metric_families
+
+__all__ = ["refused", "run", "status_counts", "write_lua"]
 
 _WRITE_LUA = r"""
 local counter = 0
@@ -67,6 +71,8 @@ def run(
     """One wrk run against ``base + path`` (2 threads, or 1 for one connection); its figures as text.
 
     Keys: ``requests``, ``rps``, ``p50``, ``p99`` (``?`` when wrk printed none), ``non2xx``,
+    ``refused`` (the answers that were not 2xx by status and route, as the service's ``GET /metrics``
+    counted them before and after the run; empty when all were 2xx or there is no such endpoint),
     ``socket_errors`` and ``steal``: the share of the machine's CPU time that its hypervisor gave
     to others during the run (``/proc/stat``; on this shared machine it has reached a third of it,
     and a round with steal is not comparable with one without). ``env`` is added to the
@@ -80,6 +86,7 @@ def run(
             f.write(lua)
         script = f.name
         cmd += ["-s", script]
+    counted = status_counts(base)
     before = cpu_times()
     done = subprocess.run([*cmd, base + path], capture_output=True, text=True, env={**os.environ, **env})
     steal = steal_share(before, cpu_times())
@@ -93,15 +100,51 @@ def run(
 
     if done.returncode != 0:
         print(f"  wrk failed: {done.stderr.strip()}")
+    non2xx = find(r"Non-2xx or 3xx responses: (\d+)", "0")
     return {
         "requests": find(r"(\d+) requests in"),
         "rps": find(r"Requests/sec:\s+([\d.]+)"),
         "p50": find(r"50%\s+([\d.]+\w+)"),
         "p99": find(r"99%\s+([\d.]+\w+)"),
-        "non2xx": find(r"Non-2xx or 3xx responses: (\d+)", "0"),
+        "non2xx": non2xx,
+        "refused": refused(counted, status_counts(base)) if non2xx != "0" else "",
         "socket_errors": find(r"Socket errors: (.*)", "none"),
         "steal": "?" if steal is None else f"{steal:.0%}",
     }
+
+
+#: Answers by (status, method, route template), as the service's request counter has them.
+StatusCounts = Counter[tuple[str, str, str]]
+
+
+def status_counts(base: str) -> StatusCounts | None:
+    """The answers the service at ``base`` has given so far, from its ``GET /metrics``
+    (``sedma_elo_http_requests_total``), or None where that endpoint does not answer with
+    Prometheus text (the bare-ASGI app, metrics turned off)."""
+    counts: StatusCounts = Counter()
+    try:
+        with urllib.request.urlopen(f"{base}/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+        for family in text_string_to_metric_families(text):
+            if family.name != "sedma_elo_http_requests":
+                continue
+            for sample in family.samples:
+                if sample.name.endswith("_total"):
+                    labels = sample.labels
+                    counts[(labels["status"], labels["method"], labels["route"])] += int(sample.value)
+    except (OSError, ValueError, KeyError):
+        return None
+    return counts
+
+
+def refused(before: StatusCounts | None, after: StatusCounts | None) -> str:
+    """The answers other than 2xx given between two :func:`status_counts`, most first, as text
+    (``"429 POST /v1/matches: 17"``); ``"not counted"`` without both."""
+    if before is None or after is None:
+        return "not counted"
+    grown = after - before  # Counter subtraction keeps the positive counts
+    parts = [f"{s} {m} {r}: {n}" for (s, m, r), n in grown.most_common() if not s.startswith("2")]
+    return ", ".join(parts)
 
 
 def cpu_times() -> list[int] | None:

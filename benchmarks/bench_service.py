@@ -116,10 +116,13 @@ def wrk(
 
 
 def report(name: str, r: dict[str, str]) -> None:
+    """One wrk run's line; the answers that were not 2xx on a line of their own, by status and route."""
     print(
         f"  {name:<13}: {r['rps']:>9} req/s  p50 {r['p50']:>8}  p99 {r['p99']:>8}  "
         f"non-2xx {r['non2xx']}  socket errors {r['socket_errors']}  steal {r['steal']}"
     )
+    if r.get("refused"):
+        print(f"  {'':<13}  not 2xx: {r['refused']}")
 
 
 def ledger_size(base: str) -> int:
