@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 
 from ...core.fold import RatingState
 from ...core.ids import check_id_prefix
@@ -241,8 +241,7 @@ class ReadsMixin(LedgerBase):
             branch = history_sql("desc", False, self._ph)
             sql = " UNION ALL ".join(f"SELECT * FROM ({branch}) AS r{i}" for i in range(len(wanted)))
             params = tuple(p for pid in wanted for p in (vid, pid, n))
-        with self.db.read.connect() as conn:
-            rows = conn.exec_driver_sql(sql, params).all()
+        rows = self.db.read_many(lambda conn: conn.exec_driver_sql(sql, params).all())
         for r in rows:
             out[r.player_id].append(_history_item(r))
         for items in out.values():
@@ -334,23 +333,25 @@ class ReadsMixin(LedgerBase):
         Raises:
             NotFoundError: no match has this id.
         """
+        return self.db.read_many(lambda conn: self._match(conn, match_id))
+
+    def _match(self, conn: Connection, match_id: str) -> dict[str, Any]:
         ph = self._ph
-        with self.db.read.connect() as conn:
-            row = conn.exec_driver_sql(
-                f"SELECT {MATCH_COLUMNS}, m.voided, m.void_reason FROM {MATCH_FROM} WHERE m.match_id = {ph}",
-                (match_id,),
-            ).first()
-            if row is None:
-                raise NotFoundError(f"match {match_id!r} does not exist")
-            seq, sub = submission_of(row)
-            voided, reason = bool(row[-2]), row[-1]
-            version = self._version(conn, self._active_id(conn))
-            result = None
-            if not voided:
-                # The rules that read games played see what the writer saw.
-                raw = conn.connection.driver_connection
-                before, games = standing_before(raw, ph, version.id, seq)
-                result = RatingState(before, games).rate(sub.match, version.rules)
+        row = conn.exec_driver_sql(
+            f"SELECT {MATCH_COLUMNS}, m.voided, m.void_reason FROM {MATCH_FROM} WHERE m.match_id = {ph}",
+            (match_id,),
+        ).first()
+        if row is None:
+            raise NotFoundError(f"match {match_id!r} does not exist")
+        seq, sub = submission_of(row)
+        voided, reason = bool(row[-2]), row[-1]
+        version = self._version(conn, self._active_id(conn))
+        result = None
+        if not voided:
+            # The rules that read games played see what the writer saw.
+            raw = conn.connection.driver_connection
+            before, games = standing_before(raw, ph, version.id, seq)
+            result = RatingState(before, games).rate(sub.match, version.rules)
         return match_view(json.loads(sub.body), seq, sub.played_at, version, result, voided, reason)
 
     def ledger_size(self) -> int:
