@@ -9,9 +9,12 @@ player page most of its time (docs/service.md). Here each part of the page asks 
   the (version, player, sequence) key (integers only; the two matches named, peak and best win,
   are then read by sequence), from a stored state of the older matches when there is one
   (:mod:`.career_state`);
-* :meth:`CareerMixin.career_series`: the rating line bucketed in SQL by row number to at most
-  ``points`` rows, each bucket's lowest and highest rating kept (and the first and last match), so
-  only the kept rows are joined to their matches.
+* :meth:`CareerMixin.career_series`: the rating line read as one key range (three integers a
+  match), thinned to at most ``points`` rows (:func:`keep_extremes`: each bucket's lowest and
+  highest rating, and the first and last match), and only the kept rows read from their matches.
+
+They run through :meth:`~sedma_elo.storage.Database.read_many`: on PostgreSQL their plans are kept
+from one call to the next (docs/web.md, "A 10,000-match player's page on PostgreSQL").
 
 The numbers are those :func:`sedma_elo.web.profile.career` computes from the whole career (the
 tests compare the two).
