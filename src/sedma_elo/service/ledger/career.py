@@ -200,27 +200,27 @@ class CareerMixin(ReadsMixin):
         for the best win). When the read folded :data:`~.career_state.STORE_AFTER` matches or
         more, it stores the state for the next read (skipped if the database is busy writing).
         """
-        out = CareerSummary(player_id)
-        store = self.db.read_many(lambda conn: self._summary(conn, out, head_to_head))
+        out, store = self.db.read_many(lambda conn: self._summary(conn, player_id, head_to_head))
         if store is not None:
             self._store_state(*store)
         return out
 
     def _summary(
-        self, conn: Connection, out: CareerSummary, head_to_head: int
-    ) -> tuple[int, int, int, CareerFold] | None:
-        """Fill ``out``; the arguments of :meth:`_store_state` if the fold is worth storing."""
-        ph, player_id = self._ph, out.player_id
+        self, conn: Connection, player_id: str, head_to_head: int
+    ) -> tuple[CareerSummary, tuple[int, int, int, CareerFold] | None]:
+        """The summary, and the arguments of :meth:`_store_state` if its fold is worth storing."""
+        ph = self._ph
+        out = CareerSummary(player_id)
         vid = self._active_id(conn)
         rewrites = int(conn.exec_driver_sql(_REWRITES.format(ph=ph), (vid,)).scalar_one())
         found = conn.exec_driver_sql(_STATE.format(ph=ph), (vid, rewrites, player_id)).first()
         if found is None:
-            return None
+            return out, None
         fold = CareerFold() if found[1] is None else CareerFold.from_text(found[1])
         since = fold.through
         added = fold.add(_fetch(conn, _MINE.format(ph=ph), (vid, player_id, since)))
         if fold.played == 0:
-            return None
+            return out, None
         win = conn.exec_driver_sql(_BEST_WIN.format(ph=ph), (vid, player_id, since)).first()
         if win is not None:
             fold.offer_best(int(win[0]), round(2 * win[1]))
@@ -229,7 +229,7 @@ class CareerMixin(ReadsMixin):
         out.peak = self._item(conn, vid, player_id, fold.peak[0])
         out.head_to_head = _top_meetings(conn, ph, fold.meetings, head_to_head)
         out.best_win = None if fold.best is None else self._item(conn, vid, player_id, fold.best[0])
-        return (vid, int(found[0]), rewrites, fold) if added >= STORE_AFTER else None
+        return out, ((vid, int(found[0]), rewrites, fold) if added >= STORE_AFTER else None)
 
     def _store_state(self, vid: int, key: int, rewrites: int, fold: CareerFold) -> None:
         """Store a career's state unless a newer one is stored; skipped when the database is busy."""
