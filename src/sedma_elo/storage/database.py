@@ -212,16 +212,18 @@ class Database:
         if self.fast is None:
             with self.read.connect() as conn:
                 return read(conn)
-        for last in (False, True):
-            with self.fast.connect() as conn:
+        fast = self.fast
+
+        def attempt() -> _T:
+            with fast.connect() as conn:
                 try:
                     return read(conn)
-                except Exception:
-                    if last or not (conn.invalidated or _is_broken(conn.connection.driver_connection)):
-                        raise
-            # Every connection pooled before the loss is likely dead too: start the pool afresh.
-            self.fast.dispose()
-        raise AssertionError("unreachable")  # pragma: no cover
+                except Exception as exc:
+                    if conn.invalidated or _is_broken(conn.connection.driver_connection):
+                        raise _ConnectionLost from exc
+                    raise
+
+        return _reconnecting(fast, attempt)
 
     def ping(self) -> None:
         """Run ``SELECT 1`` on each engine the service reads and writes through.
@@ -282,13 +284,23 @@ def _run_reconnecting(engine: Engine, sql: str, params: tuple[object, ...]) -> l
     Raises:
         what the driver raises (the second attempt's error when both failed).
     """
+    return _reconnecting(engine, lambda: _run(engine, sql, params))
+
+
+def _reconnecting(engine: Engine, attempt: Callable[[], _T]) -> _T:
+    """``attempt()``, run once more on a fresh pool of ``engine`` if it raised :class:`_ConnectionLost`.
+
+    Raises:
+        what ``attempt`` raises, the driver's error for a lost connection (the second's when both
+        attempts lost theirs).
+    """
     try:
-        return _run(engine, sql, params)
+        return attempt()
     except _ConnectionLost:
         # Every connection pooled before the loss is likely dead too: start the pool afresh.
         engine.dispose()
     try:
-        return _run(engine, sql, params)
+        return attempt()
     except _ConnectionLost as lost:
         cause = lost.__cause__
         assert cause is not None
