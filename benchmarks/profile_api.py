@@ -10,7 +10,8 @@ connection for ``--seconds``:
 - ``py-spy``: ``py-spy record --nonblocking -f raw`` at 200 Hz (collapsed Python stacks;
   ``--py-spy`` names the binary, which is not one of the project's dependencies).
 
-Each profile goes to ``OUT/<tag>_<pid>_<connections>.txt``; the script prints the writes/s and
+Each profile goes to ``OUT/<tag>_<pid>_<connections>.txt`` (with ``--writer``, the writer
+process's to ``OUT/<tag>_writer_<pid>.txt``); the script prints the writes/s and
 the connections each API process held. Used for "Two API processes measured process by process"
 in docs/service-measurements.md (stop 45), comparing ``--workers 1`` with ``--workers 2``.
 
@@ -60,6 +61,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="directory for the profiles")
     parser.add_argument("--tag", default="run", help="prefix of the profiles' file names")
     parser.add_argument("--port", type=int, default=18_830)
+    parser.add_argument(
+        "--writer", action="store_true", help="profile the writer process too (its file: writer_<pid>)"
+    )
     args = parser.parse_args()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -76,15 +80,20 @@ def main() -> None:
                 time.sleep(2)  # wrk's connections are open by now
                 api = {pid for pid, name in role.items() if name == "API process"}
                 held = {pid: n for pid, n in connections_by_pid(args.port, api).items() if n}
+                targets = {pid: f"{args.tag}_{pid}_{n}" for pid, n in held.items()}
+                if args.writer:
+                    targets |= {
+                        pid: f"{args.tag}_writer_{pid}"
+                        for pid, name in role.items()
+                        if name == "writer process"
+                    }
                 profiles = [
                     subprocess.Popen(
-                        profiler(
-                            args.tool, pid, args.seconds, out / f"{args.tag}_{pid}_{n}.txt", args.py_spy
-                        ),
+                        profiler(args.tool, pid, args.seconds, out / f"{name}.txt", args.py_spy),
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL,
                     )
-                    for pid, n in held.items()
+                    for pid, name in targets.items()
                 ]
                 for profile in profiles:
                     profile.wait()
