@@ -258,13 +258,17 @@ def serve_and_load(url: str, args: argparse.Namespace, players: int) -> None:
 
 @contextmanager
 def stamped(url: str, revision: str | None) -> Iterator[None]:
-    """``alembic_version`` set to ``revision`` (if given) inside the block, put back after it."""
+    """``alembic_version`` set to ``revision`` (if given) inside the block, put back after it.
+
+    The stored career states are deleted first: derived data, which the older code stores again
+    in its own form and may not read in the newer one (migration 0014's base64 meetings)."""
     if revision is None:
         yield
         return
     with psycopg.connect(dsn(url), autocommit=True) as conn:
         row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
         assert row is not None
+        conn.execute("DELETE FROM career_states")
         conn.execute("UPDATE alembic_version SET version_num = %s", (revision,))
         try:
             yield

@@ -4,19 +4,23 @@ after new matches and after a void."""
 
 from __future__ import annotations
 
+import json
 import random
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from ledgers import empty_ledger
 
 from career_check import assert_summary_is_whole_careers
 from sedma_elo.core.model import Match
 from sedma_elo.service import Ledger
 from sedma_elo.service.ledger import career as career_module
-from sedma_elo.service.ledger.career_state import CareerFold
+from sedma_elo.service.ledger.career_state import CareerFold, Meetings
+from sedma_elo.storage import downgrade, upgrade
 
 START = datetime(2026, 1, 5, 8, tzinfo=UTC)
 RIVALS = [f"r{i}" for i in range(9)]
@@ -142,3 +146,70 @@ def test_the_best_win_reads_the_other_side_by_sequence_equality_on_sqlite(tmp_pa
             plan = [str(row[3]) for row in conn.exec_driver_sql(sql, (1, "hero", 0))]
     other = [step for step in plan if step.startswith("SEARCH o ")]
     assert other and all("sequence=?" in step for step in other), plan
+
+
+def _naive_meetings(rows: list[tuple[int, int]]) -> dict[int, list[int]]:
+    """(opponent key, slot) pairs counted in a dict: the table :class:`Meetings` must hold."""
+    table: dict[int, list[int]] = {}
+    for key, slot in rows:
+        table.setdefault(key, [0, 0, 0])[slot] += 1
+    return table
+
+
+_MEETING_ROWS = st.lists(st.tuples(st.integers(1, 40), st.integers(0, 2)), max_size=120)
+
+
+@given(first=_MEETING_ROWS, then=_MEETING_ROWS)
+def test_meetings_stored_then_added_equal_one_count(
+    first: list[tuple[int, int]], then: list[tuple[int, int]]
+) -> None:
+    """A stored table read back, plus newer meetings, holds the counts of a dict over all of them."""
+    part = Meetings()
+    for key, slot in first:
+        part.added.setdefault(key, [0, 0, 0])[slot] += 1
+    again = Meetings.from_stored(part.to_text())
+    for key, slot in then:
+        again.added.setdefault(key, [0, 0, 0])[slot] += 1
+    keys, counts = again.merged()
+    want = _naive_meetings(first + then)
+    assert dict(zip(keys.tolist(), counts.tolist(), strict=True)) == want
+    assert keys.tolist() == sorted(want)
+
+
+@given(rows=_MEETING_ROWS, top=st.integers(0, 10))
+def test_most_played_keeps_the_top_and_their_ties(rows: list[tuple[int, int]], top: int) -> None:
+    """most_played(top): every opponent met at least as often as the top-th most met one."""
+    meetings = Meetings()
+    for key, slot in rows:
+        meetings.added.setdefault(key, [0, 0, 0])[slot] += 1
+    keys, _ = meetings.most_played(top)
+    table = _naive_meetings(rows)
+    totals = sorted((sum(c) for c in table.values()), reverse=True)
+    want = (
+        set()
+        if top == 0 or not totals
+        else {k for k, c in table.items() if sum(c) >= totals[min(top, len(totals)) - 1]}
+    )
+    assert set(keys.tolist()) == want
+
+
+def test_a_state_stored_with_meetings_as_a_json_list_reads_back() -> None:
+    """A state written before meetings were stored as base64 (a flat JSON list) reads back equal."""
+    fold = CareerFold()
+    fold.add([(3, 1510, 0, 7, None, 1000), (5, 1500, 1, 9, 4, 2000), (8, 1520, 2, 7, None, None)])
+    old = json.loads(fold.to_text())
+    old[-1] = [7, 1, 1, 0, 9, 0, 0, 1, 4, 0, 0, 1]  # key, wins, draws, losses: as written before
+    assert CareerFold.from_text(json.dumps(old)) == fold
+
+
+def test_a_downgrade_before_the_base64_meetings_deletes_the_stored_states(db_url: str) -> None:
+    """Code before migration 0014 would misread a state stored now: the downgrade deletes them all."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(_matches(120, "m", 6))
+        assert_summary_is_whole_careers(ledger, "hero")
+        assert _stored(ledger, "hero") is not None
+        downgrade(ledger.db, "0013_import_index")
+        with ledger.db.read.connect() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM career_states").scalar_one() == 0
+        upgrade(ledger.db)
+        assert_summary_is_whole_careers(ledger, "hero")

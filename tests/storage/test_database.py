@@ -69,7 +69,7 @@ def test_migrations_create_the_schema_once(tmp_path: Path) -> None:
         assert "ix_player_ratings_rank" in {i["name"] for i in inspector.get_indexes("player_ratings")}
         with db.read.connect() as conn:
             head = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
-            assert head == "0013_import_index"
+            assert head == "0014_meetings"
     finally:
         db.dispose()
 

@@ -154,9 +154,10 @@ rating_counts = Table(
 )
 
 #: A player's career summary folded through sequence ``through`` of a version (record, streaks,
-#: peak, best win, meetings; JSON, ``service/ledger/career_state.py``): the page extends it by the
-#: player's newer matches only. Written by reads; valid while the version's ``rewrites`` equals
-#: the row's (a void bumps it). Derived, disposable data: no foreign keys (migration 0011).
+#: peak, best win, meetings; JSON with the meetings as base64 rows since migration 0014,
+#: ``service/ledger/career_state.py``): the page extends it by the player's newer matches only.
+#: Written by reads; valid while the version's ``rewrites`` equals the row's (a void bumps it).
+#: Derived, disposable data: no foreign keys (migration 0011).
 career_states = Table(
     "career_states",
     metadata,

@@ -123,16 +123,21 @@ class LedgerBase:
     def active_version(self, conn: Connection | None = None) -> VersionInfo:
         """The version that writes go to and reads come from (created with the reference rules if none)."""
         if conn is None:
-            with self.db.read.connect() as c:
-                vid = c.execute(select(rating_versions.c.id).where(rating_versions.c.active)).scalar()
-            if vid is None:
+            # One lent connection for both reads (Database.read_many: on PostgreSQL no ping and no
+            # rollback around them, where two pooled connections of the read engine had both).
+            found = self.db.read_many(self._active_or_none)
+            if found is None:
                 self.ensure_version()
                 return self.active_version()
-            with self.db.read.connect() as c:
-                info = self._version(c, int(vid))
+            info = found
         else:
             info = self._version(conn, self._active_id(conn))
         return VersionInfo(info.id, info.label, info.rules, True, info.created_at)
+
+    def _active_or_none(self, conn: Connection) -> VersionInfo | None:
+        """The active version read on ``conn``, or None when there is none yet."""
+        vid = conn.execute(select(rating_versions.c.id).where(rating_versions.c.active)).scalar()
+        return None if vid is None else self._version(conn, int(vid))
 
     def ensure_version(self, rules: Rules = REFERENCE_RULES) -> int:
         """Create the first ratings version with ``rules`` when there is none; return the active id."""

@@ -32,7 +32,7 @@ from sqlalchemy.exc import DBAPIError
 
 from ...errors import NotFoundError, ValidationError
 from .career_item import CareerItem
-from .career_state import STORE_AFTER, STORE_SQL, CareerFold
+from .career_state import STORE_AFTER, STORE_SQL, CareerFold, Meetings
 from .pg_arrays import Int8Array
 from .reads import _CAREER_SQL, ReadsMixin, _career_item
 
@@ -362,16 +362,22 @@ def _summary_of(out: CareerSummary, fold: CareerFold) -> None:
     out.first_played, out.last_played = from_micros_dt(fold.first_at), from_micros_dt(fold.last_at)
 
 
-def _top_meetings(
-    conn: Connection, ph: str, meetings: dict[int, list[int]], top: int
-) -> list[tuple[str, int, int, int]]:
-    """The ``top`` most met opponents, most played first then by id, named by one lookup."""
-    if not meetings or top <= 0:
+def _top_meetings(conn: Connection, ph: str, meetings: Meetings, top: int) -> list[tuple[str, int, int, int]]:
+    """The ``top`` most met opponents, most played first then by id, named by one lookup (PostgreSQL;
+    lists of at most 500 keys on SQLite)."""
+    keys, counts = meetings.most_played(top)  # ties with the last kept, named below
+    if not keys.size:
         return []
-    played = sorted((sum(c) for c in meetings.values()), reverse=True)
-    cut = played[min(top, len(played)) - 1]
-    keys = [k for k, c in meetings.items() if sum(c) >= cut]  # ties with the last kept, named below
-    sql = f"SELECT id, player_id FROM players WHERE id IN ({', '.join([ph] * len(keys))})"
-    names: dict[int, str] = {int(k): str(n) for k, n in conn.exec_driver_sql(sql, tuple(keys))}
-    ranked = sorted(keys, key=lambda k: (-sum(meetings[k]), names[k]))[:top]
-    return [(str(names[k]), meetings[k][0], meetings[k][1], meetings[k][2]) for k in ranked]
+    met = {int(k): (int(w), int(d), int(lost)) for k, (w, d, lost) in zip(keys, counts, strict=True)}
+    names: dict[int, str] = {}
+    if ph == "%s":
+        rows = _fetch(conn, "SELECT id, player_id FROM players WHERE id = ANY(%s)", (Int8Array(met),))
+        names.update((int(k), str(n)) for k, n in rows)
+    else:
+        ids = list(met)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            sql = f"SELECT id, player_id FROM players WHERE id IN ({', '.join([ph] * len(part))})"
+            names.update((int(k), str(n)) for k, n in conn.exec_driver_sql(sql, tuple(part)))
+    ranked = sorted(met, key=lambda k: (-sum(met[k]), names[k]))[:top]
+    return [(names[k], *met[k]) for k in ranked]
