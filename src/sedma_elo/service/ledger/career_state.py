@@ -53,7 +53,8 @@ class Meetings:
     A stored state's table is kept as two arrays (``keys`` ascending, ``counts`` one row of three
     each); the matches folded after it go to ``added``, a dict, and are merged in when the whole
     table is needed. A 10,000-match career meets about 7,000 opponents: building a dict of lists
-    from the stored text took 4.5 ms of a 6.8 ms summary (docs/web.md).
+    from the stored text was most of the summary's time (docs/web.md, "The summary's meetings as
+    arrays").
     """
 
     __slots__ = ("added", "counts", "keys")
@@ -64,7 +65,8 @@ class Meetings:
         self.added: dict[int, list[int]] = {}
 
     def merged(self) -> tuple[Int64Array, Int64Array]:
-        """Every opponent's key (ascending) and counts (wins, draws, losses), ``added`` included."""
+        """Every opponent's key (ascending) and counts (wins, draws, losses): ``added`` is merged
+        into the arrays (and emptied) first."""
         if self.added:
             new_keys = np.fromiter(self.added, dtype=np.int64, count=len(self.added))
             new_counts = np.array(list(self.added.values()), dtype=np.int64).reshape(-1, 3)

@@ -2,9 +2,10 @@
 
 A player page's summary starts from the player's stored state (``career_states``, migration 0011)
 and read its meetings (wins, draws, losses by opponent) from a flat JSON list into a dict of lists:
-4.5 ms of a 6.8 ms summary for a 10,000-match career with 7,147 opponents. From this revision a
+most of the summary's time for a 10,000-match career with 7,147 opponents. From this revision a
 state's meetings are one base64 string of little-endian int32 rows (key, wins, draws, losses),
-read into two arrays (0.6 ms; ``service/ledger/career_state.py``).
+read into two arrays (``service/ledger/career_state.py``): the summary 3.1-3.7 ms instead of
+6.1-7.3 ms (``benchmarks/bench_page_parts.py``, docs/web.md).
 
 The code of this revision reads states in either form, so the upgrade changes nothing. Code
 before it would misread a new one (a string where it expects a list), so the downgrade deletes
