@@ -151,3 +151,54 @@ def test_import_refuses_a_conflicting_file_with_status_2(db_url: str, tmp_path: 
         assert Ledger(db).ledger_size() == 3
     finally:
         db.dispose()
+
+
+def _revision(url: str) -> str:
+    """The database's Alembic revision, read without migrating it."""
+    db = open_database(url, migrate=False)
+    try:
+        with db.read.connect() as conn:
+            return str(conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar_one())
+    finally:
+        db.dispose()
+
+
+def test_db_downgrade_rolls_back_one_revision_and_upgrade_brings_it_back(db_url: str) -> None:
+    """`db downgrade REV --yes` leaves the schema at REV; `db upgrade` returns it to the newest."""
+    assert runner.invoke(app, ["db", "upgrade", "--database-url", db_url]).exit_code == 0
+    newest = _revision(db_url)
+    result = runner.invoke(app, ["db", "downgrade", "0013_import_index", "--yes", "--database-url", db_url])
+    assert result.exit_code == 0, result.output
+    assert _revision(db_url) == "0013_import_index"
+    assert runner.invoke(app, ["db", "upgrade", "--database-url", db_url]).exit_code == 0
+    assert _revision(db_url) == newest
+
+
+def test_db_downgrade_needs_yes_and_a_known_revision(tmp_path: Path) -> None:
+    """Without --yes, or to a revision this release lacks: exit 2, a message, the schema untouched."""
+    url = f"sqlite:///{tmp_path}/l.db"
+    assert runner.invoke(app, ["db", "upgrade", "--database-url", url]).exit_code == 0
+    newest = _revision(url)
+    refused = runner.invoke(app, ["db", "downgrade", "0013_import_index", "--database-url", url])
+    assert refused.exit_code == 2 and "--yes" in refused.output
+    unknown = runner.invoke(app, ["db", "downgrade", "0099_nope", "--yes", "--database-url", url])
+    assert unknown.exit_code == 2 and "revision: unknown revision '0099_nope'" in unknown.output
+    assert _revision(url) == newest
+
+
+def test_a_database_from_a_newer_release_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    """A schema at a revision this release lacks: commands exit 2 naming both revisions, no traceback."""
+    url = f"sqlite:///{tmp_path}/n.db"
+    assert runner.invoke(app, ["db", "upgrade", "--database-url", url]).exit_code == 0
+    db = open_database(url, migrate=False)
+    try:
+        with db.write.begin() as conn:
+            conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0099_future'")
+    finally:
+        db.dispose()
+    for args in (["verify"], ["db", "upgrade"], ["db", "downgrade", "0013_import_index", "--yes"]):
+        result = runner.invoke(app, [*args, "--database-url", url])
+        assert result.exit_code == 2, args
+        assert "revision '0099_future'" in result.output and "Traceback" not in result.output
+        assert "sedma-elo db downgrade" in result.output
+    assert _revision(url) == "0099_future"

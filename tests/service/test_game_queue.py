@@ -16,8 +16,7 @@ from needs import reset_pg
 from sedma_elo.errors import ConflictError
 from sedma_elo.service.games import GameIn, GameStore, check_game
 from sedma_elo.service.games.queue import QUEUE, TASK_NAME, defer_in
-from sedma_elo.storage import Database, open_database
-from sedma_elo.storage.database import downgrade, upgrade
+from sedma_elo.storage import Database, downgrade, open_database, upgrade
 
 pytestmark = pytest.mark.postgres
 

@@ -1,4 +1,4 @@
-"""Opening a database already at the newest migration: no Alembic (storage.database.upgrade)."""
+"""Opening a database already at the newest migration: no Alembic (storage.migrate.upgrade)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
-from sedma_elo.storage import database, downgrade, open_database
+from sedma_elo.storage import downgrade, migrate, open_database
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -39,7 +39,7 @@ def test_the_newest_revision_is_alembics_head() -> None:
     cfg = Config()
     cfg.set_main_option("script_location", str(SRC / "sedma_elo" / "storage" / "migrations"))
     cfg.set_main_option("path_separator", "os")
-    assert database._newest_revision() == ScriptDirectory.from_config(cfg).get_current_head()
+    assert migrate._newest_revision() == ScriptDirectory.from_config(cfg).get_current_head()
 
 
 def test_a_database_at_the_head_opens_without_alembic(tmp_path: Path) -> None:
@@ -54,10 +54,10 @@ def test_a_database_at_the_head_opens_without_alembic(tmp_path: Path) -> None:
             behind = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
     finally:
         db.dispose()
-    assert behind != database._newest_revision()
+    assert behind != migrate._newest_revision()
     assert _open_in_child(url) == "1 True"
     db = open_database(url, migrate=False)
     try:
-        assert database._at_revision(db) == database._newest_revision()
+        assert migrate._at_revision(db) == migrate._newest_revision()
     finally:
         db.dispose()

@@ -1,4 +1,4 @@
-"""Ledger commands: import, export, verify, void, db upgrade and ratings (rerate, activate, list)."""
+"""Ledger commands: import, export, verify, void, db upgrade/downgrade, ratings (rerate, activate, list)."""
 
 from __future__ import annotations
 
@@ -159,6 +159,29 @@ def db_upgrade(database_url: DatabaseUrl = None) -> None:
 
     create_database(database_url)
     console.print(f"Schema of {normalize_url(database_url).split('@')[-1]} is up to date.")
+
+
+@db_app.command("downgrade")
+def db_downgrade(
+    revision: Annotated[
+        str, typer.Argument(help="The revision to go down to (e.g. 0013_import_index), or base.")
+    ],
+    yes: Annotated[bool, typer.Option("--yes", help="Go on: a downgrade may drop tables and data.")] = False,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Roll the schema back to an earlier revision, before running the release that expects it."""
+    from ..storage import downgrade, normalize_url
+    from ..storage.database import open_checked
+
+    if not yes:
+        raise fail("a downgrade may drop tables and their data: add --yes to go on")
+    with user_errors():
+        db = open_checked(database_url, create=False, migrate=False)
+        try:
+            downgrade(db, revision)
+        finally:
+            db.dispose()
+    console.print(f"Schema of {normalize_url(database_url).split('@')[-1]} is at {revision}.")
 
 
 @ratings_app.command("rerate")

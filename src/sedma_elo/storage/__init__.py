@@ -1,8 +1,9 @@
 """Storage: the SQLAlchemy tables, engines for SQLite and PostgreSQL, and the bundled migrations."""
 
 from .checkpoint import WAL_BOUND_PAGES, WalCheckpointer
-from .database import Database, WriteLock, downgrade, open_database, upgrade
+from .database import Database, WriteLock, open_database
 from .indexes import index_faults
+from .migrate import downgrade, upgrade
 from .reader import AsyncReader
 from .urls import DEFAULT_DATABASE_URL, libpq_url, normalize_url
 

@@ -1,4 +1,4 @@
-"""Engines for SQLite and PostgreSQL, and running the bundled Alembic migrations.
+"""Engines for SQLite and PostgreSQL, opened with their schema brought up to date (:mod:`.migrate`).
 
 SQLite runs in WAL mode with a busy timeout and ``synchronous=FULL`` (an acknowledged write survives
 a crash and a power cut); the write engine opens every transaction with ``BEGIN IMMEDIATE`` so that
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,28 +18,26 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from ..errors import DatabaseError
+from .migrate import upgrade
 from .urls import check_database_url, in_memory_refused, is_in_memory, normalize_url, sqlite_path
 
 __all__ = [
     "Database",
     "WriteLock",
     "database_error",
-    "downgrade",
     "open_checked",
     "open_database",
-    "upgrade",
 ]
 
 #: Seconds to wait for a PostgreSQL connection: an unreachable server is an error, not a hang.
 CONNECT_TIMEOUT = 10
 _T = TypeVar("_T")
 _PG_CONNECT_ARGS = {"connect_timeout": CONNECT_TIMEOUT}
-_MIGRATIONS = Path(__file__).with_name("migrations")
 
 
 def _sqlite_engine(url: str, *, immediate: bool, pool_size: int, wal_bound: int | None = None) -> Engine:
@@ -371,58 +368,6 @@ def open_database(
     return db
 
 
-def _alembic_config() -> Any:
-    from alembic.config import Config
-
-    cfg = Config()
-    cfg.set_main_option("script_location", str(_MIGRATIONS))
-    cfg.set_main_option("path_separator", "os")
-    return cfg
-
-
-def _newest_revision() -> str | None:
-    """The revision of the newest bundled migration: ``revision = "..."`` in the file with the
-    highest number (``NNNN_name.py``: the chain is linear); None if it declares none."""
-    newest = max((_MIGRATIONS / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
-    found = re.search(r'^revision = "([^"]+)"$', newest.read_text(), re.MULTILINE)
-    return found.group(1) if found else None
-
-
-def _at_revision(db: Database) -> str | None:
-    """The revision the database is at (Alembic's one row), or None (no such table or row)."""
-    with db.read.connect() as conn:
-        if not inspect(conn).has_table("alembic_version"):
-            return None
-        rows = conn.execute(text("SELECT version_num FROM alembic_version")).fetchall()
-    return str(rows[0][0]) if len(rows) == 1 else None
-
-
-def upgrade(db: Database, revision: str = "head") -> None:
-    """Run the bundled Alembic migrations up to ``revision`` (idempotent).
-
-    A database already at the newest migration is left as it is without loading Alembic and the
-    migrations (about 10 MB of a process: ``verify``'s memory, each command's start)."""
-    newest = _newest_revision()
-    if revision == "head" and newest is not None and _at_revision(db) == newest:
-        return
-    from alembic import command
-
-    cfg = _alembic_config()
-    with db.begin_write() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
-
-
-def downgrade(db: Database, revision: str) -> None:
-    """Undo the bundled migrations down to ``revision`` (``"base"``: drop every table). Data is lost."""
-    from alembic import command
-
-    cfg = _alembic_config()
-    with db.begin_write() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, revision)
-
-
 # ---------------------------------------------------------------------------- checked opening
 def database_error(exc: BaseException, url: str | None = None) -> DatabaseError:
     """A :class:`~sedma_elo.errors.DatabaseError` saying what the driver's error means, briefly.
@@ -440,8 +385,9 @@ def database_error(exc: BaseException, url: str | None = None) -> DatabaseError:
     return DatabaseError(f"database {shown}: {reason}")
 
 
-def open_checked(url: str | None, *, create: bool, pool_size: int = 8) -> Database:
-    """:func:`open_database` with every user mistake raised as a project error.
+def open_checked(url: str | None, *, create: bool, pool_size: int = 8, migrate: bool = True) -> Database:
+    """:func:`open_database` with every user mistake raised as a project error (``migrate=False``:
+    the schema is left at its revision, for ``sedma-elo db downgrade``).
 
     With ``create=False`` a SQLite file that does not exist is an error instead of being created
     (a mistyped path must not yield an empty ledger). PostgreSQL databases are never created.
@@ -463,7 +409,7 @@ def open_checked(url: str | None, *, create: bool, pool_size: int = 8) -> Databa
                 "`sedma-elo db upgrade`, `import` or `serve --create` create one)"
             )
     try:
-        return open_database(normal, pool_size=pool_size)
+        return open_database(normal, pool_size=pool_size, migrate=migrate)
     except OSError as exc:
         raise DatabaseError(f"database {shown}: {exc.strerror or exc}") from None
     except DBAPIError as exc:
