@@ -174,8 +174,9 @@ def test_db_downgrade_rolls_back_one_revision_and_upgrade_brings_it_back(db_url:
     assert _revision(db_url) == newest
 
 
-def test_db_downgrade_needs_yes_and_a_known_revision(tmp_path: Path) -> None:
-    """Without --yes, or to a revision this release lacks: exit 2, a message, the schema untouched."""
+def test_db_downgrade_needs_yes_and_a_known_revision_below(tmp_path: Path) -> None:
+    """Without --yes, to a revision this release lacks or to one above the database's: exit 2, a
+    message, the schema untouched."""
     url = f"sqlite:///{tmp_path}/l.db"
     assert runner.invoke(app, ["db", "upgrade", "--database-url", url]).exit_code == 0
     newest = _revision(url)
@@ -184,6 +185,11 @@ def test_db_downgrade_needs_yes_and_a_known_revision(tmp_path: Path) -> None:
     unknown = runner.invoke(app, ["db", "downgrade", "0099_nope", "--yes", "--database-url", url])
     assert unknown.exit_code == 2 and "revision: unknown revision '0099_nope'" in unknown.output
     assert _revision(url) == newest
+    down = ["db", "downgrade", "0012_partitions", "--yes", "--database-url", url]
+    assert runner.invoke(app, down).exit_code == 0
+    up = runner.invoke(app, ["db", "downgrade", "0013_import_index", "--yes", "--database-url", url])
+    assert up.exit_code == 2 and "is not below the database's revision '0012_partitions'" in up.output
+    assert _revision(url) == "0012_partitions"
 
 
 def test_a_database_from_a_newer_release_is_refused_with_what_to_do(tmp_path: Path) -> None:

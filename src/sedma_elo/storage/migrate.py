@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import make_url
 
-from ..errors import DatabaseError
+from ..errors import DatabaseError, ValidationError
 
 if TYPE_CHECKING:
     from .database import Database
@@ -80,16 +80,17 @@ def downgrade(db: Database, revision: str) -> None:
 
     Raises:
         DatabaseError: the database is at a revision this release does not have.
-        ValidationError: ``revision`` is none of this release's, nor ``"base"`` or ``-N``
-            (field ``revision``).
+        ValidationError: ``revision`` is none of this release's, nor ``"base"`` or ``-N``, or is
+            newer than the database's (field ``revision``).
     """
-    from ..errors import ValidationError
-
-    _refuse_unknown(db, _at_revision(db))
-    if revision != "base" and revision not in bundled_revisions() and not re.fullmatch(r"-\d+", revision):
-        known = ", ".join(bundled_revisions())
-        why = f"unknown revision {revision!r} (this release has: {known}, or base)"
+    at = _at_revision(db)
+    _refuse_unknown(db, at)
+    known = bundled_revisions()
+    if revision != "base" and revision not in known and not re.fullmatch(r"-\d+", revision):
+        why = f"unknown revision {revision!r} (this release has: {', '.join(known)}, or base)"
         raise ValidationError("revision", why)
+    if revision in known and (at is None or known.index(revision) > known.index(at)):
+        raise ValidationError("revision", f"{revision!r} is not below the database's revision {at!r}")
     from alembic import command
 
     cfg = _alembic_config()
