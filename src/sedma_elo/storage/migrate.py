@@ -36,11 +36,9 @@ def _alembic_config() -> Any:
 
 
 def _newest_revision() -> str | None:
-    """The revision of the newest bundled migration: ``revision = "..."`` in the file with the
-    highest number (``NNNN_name.py``: the chain is linear); None if it declares none."""
-    newest = max((_MIGRATIONS / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
-    found = _REVISION.search(newest.read_text())
-    return found.group(1) if found else None
+    """The revision of the newest bundled migration (the last of :func:`bundled_revisions`)."""
+    known = bundled_revisions()
+    return known[-1] if known else None
 
 
 def _at_revision(db: Database) -> str | None:

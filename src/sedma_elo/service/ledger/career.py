@@ -81,8 +81,7 @@ _SERIES = (
     "SELECT sequence, rating_before, rating_after FROM rating_changes WHERE version_id = {ph}"
     " AND player_key = (SELECT id FROM players WHERE player_id = {ph}) ORDER BY sequence"
 )
-_SERIES_MATCHES = "SELECT sequence, played_at, match_id FROM matches WHERE sequence IN ({marks})"
-_SERIES_MATCHES_PG = "SELECT sequence, played_at, match_id FROM matches WHERE sequence = ANY(%s)"
+_SERIES_MATCHES = "SELECT sequence, played_at, match_id FROM matches"
 # Where a range of the last {days} days starts: the last match's time, then the first match at or
 # after the start and whether any match has no time (then the range is the whole career).
 _LAST_AT = (
@@ -259,7 +258,8 @@ class CareerMixin(ReadsMixin):
         rows = _fetch(conn, _SERIES.format(ph=ph), (vid, player_id))
         first = next((i for i, r in enumerate(rows) if r[0] >= start), len(rows))
         kept = [first + i for i in keep_extremes([r[2] for r in rows[first:]], points)]
-        found = _matches_by_sequence(conn, ph, [rows[i][0] for i in kept])
+        seqs = [rows[i][0] for i in kept]
+        found = {r[0]: r for r in _rows_by_keys(conn, ph, _SERIES_MATCHES, "sequence", seqs)}
         return [
             SeriesPoint(
                 i + 1,
@@ -339,19 +339,20 @@ def _fetch(conn: Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[An
         cursor.close()
 
 
-def _matches_by_sequence(conn: Connection, ph: str, seqs: list[int]) -> dict[int, tuple[Any, ...]]:
-    """``(sequence, played_at, match_id)`` of the matches ``seqs``, by sequence: on PostgreSQL in one
-    statement with one array (its plan kept by :meth:`Database.read_many`, where a list of
-    markers made a statement of each length), on SQLite in lists of at most 500 (its bound on
-    parameters)."""
+def _rows_by_keys(
+    conn: Connection, ph: str, select: str, column: str, keys: list[int]
+) -> list[tuple[Any, ...]]:
+    """The rows of ``select`` whose ``column`` is one of ``keys``: on PostgreSQL in one statement
+    with one array (its plan kept by :meth:`Database.read_many`, where a list of markers made a
+    statement of each length), on SQLite in lists of at most 500 (its bound on parameters)."""
     if ph == "%s":
-        return {r[0]: tuple(r) for r in _fetch(conn, _SERIES_MATCHES_PG, (Int8Array(seqs),))}
-    found: dict[int, tuple[Any, ...]] = {}
-    for start in range(0, len(seqs), 500):
-        part = seqs[start : start + 500]
-        sql = _SERIES_MATCHES.format(marks=", ".join([ph] * len(part)))
-        found.update((r[0], tuple(r)) for r in conn.exec_driver_sql(sql, tuple(part)))
-    return found
+        return _fetch(conn, f"{select} WHERE {column} = ANY(%s)", (Int8Array(keys),))
+    rows: list[tuple[Any, ...]] = []
+    for start in range(0, len(keys), 500):
+        part = keys[start : start + 500]
+        sql = f"{select} WHERE {column} IN ({', '.join([ph] * len(part))})"
+        rows.extend(tuple(r) for r in conn.exec_driver_sql(sql, tuple(part)))
+    return rows
 
 
 def _summary_of(out: CareerSummary, fold: CareerFold) -> None:
@@ -363,21 +364,13 @@ def _summary_of(out: CareerSummary, fold: CareerFold) -> None:
 
 
 def _top_meetings(conn: Connection, ph: str, meetings: Meetings, top: int) -> list[tuple[str, int, int, int]]:
-    """The ``top`` most met opponents, most played first then by id, named by one lookup (PostgreSQL;
-    lists of at most 500 keys on SQLite)."""
+    """The ``top`` most met opponents, most played first then by id, named by one lookup
+    (:func:`_rows_by_keys`)."""
     keys, counts = meetings.most_played(top)  # ties with the last kept, named below
     if not keys.size:
         return []
     met = {int(k): (int(w), int(d), int(lost)) for k, (w, d, lost) in zip(keys, counts, strict=True)}
-    names: dict[int, str] = {}
-    if ph == "%s":
-        rows = _fetch(conn, "SELECT id, player_id FROM players WHERE id = ANY(%s)", (Int8Array(met),))
-        names.update((int(k), str(n)) for k, n in rows)
-    else:
-        ids = list(met)
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            sql = f"SELECT id, player_id FROM players WHERE id IN ({', '.join([ph] * len(part))})"
-            names.update((int(k), str(n)) for k, n in conn.exec_driver_sql(sql, tuple(part)))
+    rows = _rows_by_keys(conn, ph, "SELECT id, player_id FROM players", "id", list(met))
+    names = {int(k): str(n) for k, n in rows}
     ranked = sorted(met, key=lambda k: (-sum(met[k]), names[k]))[:top]
     return [(names[k], *met[k]) for k in ranked]
