@@ -7,7 +7,9 @@ Steps, each timed (wall seconds and the child's peak resident memory):
    matches; deterministic by ``--seed``);
 2. ``sedma-elo import FILE`` into a fresh PostgreSQL database;
 3. the database size: every table and index after ``VACUUM``, bytes per match, one active version;
-4. ``sedma-elo ratings rerate`` under other rules (``k_top`` 24), then ``verify``;
+4. ``sedma-elo ratings rerate`` under other rules (``k_top`` 24), then the busiest players' page
+   summaries (``ratings store-careers``: what ``import`` and ``rerate`` run at their end, here
+   timed as a step of its own with ``--store-careers 0`` on those two), then ``verify``;
 5. ``sedma-elo serve`` and ``wrk``: the leaderboard, single players and their histories, a
    player's rank with five neighbours each side (``around``) and leaderboard pages at every
    depth (``board, deep``: the page after every 500th rank) (16 connections, p99 goal < 50 ms),
@@ -332,9 +334,12 @@ def main(argv: list[str] | None = None) -> int:
         rules.write_text(Rules(name="bench", version="k_top-24", k_top=24).to_toml(), encoding="utf-8")
         with fresh_pg(args.db_prefix, keep=args.keep_db) as url:
             db = ["--database-url", url]
-            step("import", run([SEDMA_ELO, "import", str(league), *db]), n)
+            # The page summaries that import and rerate store at their end, timed on their own.
+            none = ["--store-careers", "0"]
+            step("import", run([SEDMA_ELO, "import", str(league), *db, *none]), n)
             sizes(url, n, "one version")
-            step("re-rate", run([SEDMA_ELO, "ratings", "rerate", str(rules), *db]), n)
+            step("re-rate", run([SEDMA_ELO, "ratings", "rerate", str(rules), *db, *none]), n)
+            step("pages", run([SEDMA_ELO, "ratings", "store-careers", *db]), 0)
             step("verify", run([SEDMA_ELO, "verify", *db]), n)
             sizes(url, n, "two versions, after re-rate")
             if not args.skip_wrk:

@@ -16,11 +16,12 @@ from ..errors import SedmaEloError
 from . import app
 from .errors import fail, user_errors
 from .ledgers import create_database, open_ledger
-from .options import DatabaseUrl, OutOption, ProgressOption, RulesOption, SkipBad, one_path
+from .options import DatabaseUrl, OutOption, ProgressOption, RulesOption, SkipBad, StoreCareers, one_path
 from .progress import ProgressBar, show_progress
 
 if TYPE_CHECKING:
     from ..batch.history import HistoryArrays, LinedMatches
+    from ..service.ledger import Ledger
 
 console = Console()
 err_console = Console(stderr=True)
@@ -33,6 +34,17 @@ app.add_typer(db_app, name="db")
 app.add_typer(ratings_app, name="ratings")
 
 
+def _store_careers(ledger: Ledger, min_matches: int | None, bar: ProgressBar) -> None:
+    """After a bulk change, the busiest players' page summaries stored (``--store-careers``)."""
+    if min_matches == 0:
+        return
+    bar.phase("page summaries", None)
+    if min_matches is None:
+        ledger.store_careers(progress=bar.update)
+    else:
+        ledger.store_careers(min_matches, progress=bar.update)
+
+
 # ---------------------------------------------------------------------------- import / export
 @app.command("import")
 def import_history(
@@ -42,6 +54,7 @@ def import_history(
     ],
     database_url: DatabaseUrl = None,
     skip_bad: SkipBad = False,
+    store_careers: StoreCareers = None,
     progress: ProgressOption = None,
 ) -> None:
     """Apply a history file to the ledger in one transaction: the rows POST /v1/matches would store.
@@ -69,6 +82,7 @@ def import_history(
 
         with user_errors(), open_ledger(database_url, create=True) as ledger:
             report = ledger.import_history(chunks(), skip_bad=skip_bad, progress=bar)
+            _store_careers(ledger, store_careers, bar)
     for e in errors:
         err_console.print(f"skipped {e}", highlight=False)
     for refusal in report.refused:
@@ -136,6 +150,7 @@ def void(
     match_id: Annotated[str, typer.Argument(help="The match to void.")],
     reason: Annotated[str, typer.Option(help="Why (kept with the match).")] = "",
     database_url: DatabaseUrl = None,
+    store_careers: StoreCareers = None,
     progress: ProgressOption = None,
 ) -> None:
     """Void a match: its effects and everything after it are recomputed from the ledger."""
@@ -146,6 +161,7 @@ def void(
         with open_ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
             bar.phase("rebuild", None)
             ledger.void(match_id, reason, progress=bar.update)
+            _store_careers(ledger, store_careers, bar)
     except SedmaEloError as exc:
         raise fail(exc) from exc
     console.print(f"Voided {match_id}.")
@@ -196,6 +212,7 @@ def ratings_rerate(
     ] = None,
     activate: Annotated[bool, typer.Option(help="Switch to the new version when done.")] = True,
     database_url: DatabaseUrl = None,
+    store_careers: StoreCareers = None,
     progress: ProgressOption = None,
 ) -> None:
     """Re-rate the whole ledger under new rules (--rules FILE, or FILE) into a new ratings version."""
@@ -205,6 +222,8 @@ def ratings_rerate(
         with open_ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
             bar.phase("re-rate", None)
             info = ledger.rerate(rules, label, activate=activate, progress=bar.update)
+            if info.active:
+                _store_careers(ledger, store_careers, bar)
     except SedmaEloError as exc:
         raise fail(exc) from exc
     console.print(f"Version {info.id} ({info.label}) built" + (" and active." if info.active else "."))
@@ -214,6 +233,7 @@ def ratings_rerate(
 def ratings_activate(
     version_id: Annotated[int, typer.Argument(help="Version id (see `ratings list`).")],
     database_url: DatabaseUrl = None,
+    store_careers: StoreCareers = None,
     progress: ProgressOption = None,
 ) -> None:
     """Make a ratings version the active one (atomically)."""
@@ -221,9 +241,39 @@ def ratings_activate(
         with open_ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
             bar.phase("catch up", None)
             info = ledger.activate(version_id, progress=bar.update)
+            _store_careers(ledger, store_careers, bar)
     except SedmaEloError as exc:
         raise fail(exc) from exc
     console.print(f"Version {info.id} ({info.label}) is active.")
+
+
+@ratings_app.command("store-careers")
+def ratings_store_careers(
+    min_matches: Annotated[
+        int | None,
+        typer.Option(
+            "--min-matches",
+            min=1,
+            show_default=False,
+            help="Players with at least this many matches (default: 1000).",
+        ),
+    ] = None,
+    database_url: DatabaseUrl = None,
+    progress: ProgressOption = None,
+) -> None:
+    """Store the player page summary of the busiest players of the active version (what import,
+    rerate, activate and void do at their end; see --store-careers there)."""
+    try:
+        with open_ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
+            bar.phase("page summaries", None)
+            stored = (
+                ledger.store_careers(progress=bar.update)
+                if min_matches is None
+                else ledger.store_careers(min_matches, progress=bar.update)
+            )
+    except SedmaEloError as exc:
+        raise fail(exc) from exc
+    console.print(f"Stored {stored} page summaries.")
 
 
 @ratings_app.command("list")

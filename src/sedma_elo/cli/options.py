@@ -16,6 +16,7 @@ __all__ = [
     "RulesOption",
     "SkipBad",
     "SkipBadRows",
+    "StoreCareers",
     "one_path",
 ]
 
@@ -51,6 +52,20 @@ ProgressOption = Annotated[
     ),
 ]
 #: Where a command writes its main output.
+#: After a bulk change: store the page summary's state of the players with at least this many
+#: matches (``None``: the ledger's ``STORE_BUSY``, 1,000; 0: none). Not imported from the ledger
+#: here, so that commands without a database start without SQLAlchemy.
+StoreCareers = Annotated[
+    int | None,
+    typer.Option(
+        "--store-careers",
+        metavar="MATCHES",
+        min=0,
+        show_default=False,
+        help="Then store the player page summary of each player with at least MATCHES matches,"
+        " so that their first page view is fast (default: 1000; 0: none).",
+    ),
+]
 OutOption = Annotated[Path | None, typer.Option("--out", metavar="FILE", help="The file to write.")]
 
 

@@ -217,6 +217,10 @@ class WritesMixin(LedgerBase):
         Matches already in the ledger with the same body count as repeats; a different body under a
         known ``match_id`` is a conflict and is skipped (listed in the report), as are matches the
         engine refuses.
+
+        Raises:
+            SedmaEloError or a database error: a batch failed for a reason not its matches' (no
+                active version, a lost connection); the batches before it stay stored.
         """
         report = ImportReport()
         pending: list[Submission] = []
@@ -227,6 +231,10 @@ class WritesMixin(LedgerBase):
                     report.created += 1
                 elif outcome.status == "repeat":
                     report.repeated += 1
+                elif outcome.failure is not None:
+                    # Not the match's fault (no active version, a lost database): the import stops,
+                    # where it was listed as refused with the reason "None".
+                    raise outcome.failure
                 else:
                     report.refused.append(f"{sub.match_id}: {outcome.error}")
             pending.clear()

@@ -6,9 +6,11 @@ from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import Response
+from starlette.background import BackgroundTask
 
 from ....core.rules import rules_from_toml
 from ...auth import keys
+from ...ledger import Ledger
 from ..bodies import CheckedJsonRoute
 from ..deps import AdminKey, DatabaseDep, GuardDep, KeyId, LedgerDep, MatchId, VersionId
 from ..responses import AUTH_ERRORS, BODY_ERRORS, Key, KeyList, MatchView, NewKey, Version, errors
@@ -24,6 +26,13 @@ def admin_errors(*codes: int, notes: dict[int, str] | None = None) -> dict[int |
     return errors(*AUTH_ERRORS, *codes, notes={403: "a key without the admin scope", **(notes or {})})
 
 
+def _then_store_careers(response: Response, ledger: Ledger) -> Response:
+    """``response``, after which the busiest players' page summaries are stored again for the
+    active version (:meth:`Ledger.store_careers`, on a thread once the answer is sent)."""
+    response.background = BackgroundTask(ledger.store_careers)
+    return response
+
+
 @router.post(
     "/v1/admin/matches/{match_id}/void",
     response_model=MatchView,
@@ -31,7 +40,7 @@ def admin_errors(*codes: int, notes: dict[int, str] | None = None) -> dict[int |
 )
 def void_match(match_id: MatchId, body: VoidIn, _key: AdminKey, ledger: LedgerDep) -> Response:
     """Void a match: its effects and everything after it are recomputed from the ledger."""
-    return json_response(ledger.void(match_id, body.reason))
+    return _then_store_careers(json_response(ledger.void(match_id, body.reason)), ledger)
 
 
 @router.post(
@@ -45,7 +54,9 @@ def void_match(match_id: MatchId, body: VoidIn, _key: AdminKey, ledger: LedgerDe
 def load_rules(body: RulesIn, _key: AdminKey, ledger: LedgerDep) -> Response:
     """Re-rate the whole ledger under new rules into a new version (activated unless told not to)."""
     rules = rules_from_toml(body.rules_toml)
-    return json_response(ledger.rerate(rules, body.label, activate=body.activate).to_dict(), 201)
+    info = ledger.rerate(rules, body.label, activate=body.activate)
+    response = json_response(info.to_dict(), 201)
+    return _then_store_careers(response, ledger) if info.active else response
 
 
 @router.post(
@@ -55,7 +66,7 @@ def load_rules(body: RulesIn, _key: AdminKey, ledger: LedgerDep) -> Response:
 )
 def activate_version(version_id: VersionId, _key: AdminKey, ledger: LedgerDep) -> Response:
     """Switch the active ratings version atomically (the previous one stays readable)."""
-    return json_response(ledger.activate(version_id).to_dict())
+    return _then_store_careers(json_response(ledger.activate(version_id).to_dict()), ledger)
 
 
 @router.post("/v1/admin/keys", status_code=201, response_model=NewKey, responses=admin_errors(*BODY_ERRORS))
