@@ -166,5 +166,19 @@ def test_an_admin_void_stores_the_states_again_after_its_answer(tmp_path: Path) 
             headers={"Authorization": f"Bearer {secret}"},
         )
         assert answer.status_code == 200, answer.text
+        assert client.app.state.services.careers.wait(30)  # type: ignore[attr-defined]
     with empty_ledger(url, str(tmp_path)) as ledger:
         assert _states(ledger) == {"busy": (_last(ledger, "busy"), 1)}
+
+
+def test_the_options_name_the_ledgers_default() -> None:
+    """The CLI's help says the default that Ledger.store_careers has (declared there, not imported)."""
+    from typer.models import OptionInfo
+
+    from sedma_elo.cli.options import StoreCareers
+    from sedma_elo.service.ledger.career import STORE_BUSY
+
+    (option,) = (m for m in StoreCareers.__metadata__ if isinstance(m, OptionInfo))
+    assert f"default: {STORE_BUSY}" in str(option.help)
+    shown = runner.invoke(app, ["ratings", "store-careers", "--help"], env={"COLUMNS": "200"})
+    assert f"(default: {STORE_BUSY})" in shown.output

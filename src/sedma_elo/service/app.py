@@ -28,6 +28,7 @@ from .api.routes import ROUTERS, matches
 from .api.routes.matches import post_match, write_match
 from .api.schemas import RULES_BODY_BYTES
 from .auth import FailureLimiter, KeyCache, KeyGuard, MissCache, RateLimiter, create_key
+from .career_store import CareerStorer
 from .docs_ui import router as docs_ui_router
 from .games import GAME_BODY_BYTES, GameStore
 from .ledger import Ledger
@@ -145,7 +146,7 @@ def _start(settings: ServiceSettings) -> Services:
         assert path is not None  # _checkpoint_seconds is 0 for anything but a SQLite file
         checkpointer = WalCheckpointer(path, every)
         checkpointer.start()
-    return Services(settings, db, ledger, writer, guard, checkpointer)
+    return Services(settings, db, ledger, writer, guard, CareerStorer(ledger), checkpointer)
 
 
 def _warn_index_faults(db: Database) -> None:
@@ -213,6 +214,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
             if deliverer is not None:
                 deliverer.stop()
             services.writer.stop()
+            services.careers.stop()
             if services.checkpointer is not None:
                 services.checkpointer.stop()
             services.guard.close()

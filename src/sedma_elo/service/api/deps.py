@@ -17,6 +17,7 @@ from pydantic import AfterValidator
 from ...core.ids import ID_PATTERN, MAX_ID_LENGTH
 from ...storage import Database, WalCheckpointer
 from ..auth import KeyGuard, KeyInfo
+from ..career_store import CareerStorer
 from ..ledger import Ledger
 from ..payload import valid_id
 from ..settings import ServiceSettings
@@ -50,6 +51,7 @@ class Services:
     ledger: Ledger
     writer: Submitter
     guard: KeyGuard
+    careers: CareerStorer  # the busiest players' page summaries, stored after an admin change
     checkpointer: WalCheckpointer | None = None  # SQLite's WAL checkpoints, beside the writer
 
 

@@ -280,9 +280,9 @@ class CareerMixin(ReadsMixin):
         matches played after it; the number of states written (those already current are left).
 
         For after a bulk change (import, re-rate, activate, void): a page read stores a state only
-        after folding the whole career once, 0.3-0.4 s for 10,000 matches on the 10 M league
-        (docs/web.md, "Careers stored after a bulk change"). ``progress(done, total)`` follows the
-        players. Runs beside a serving process: each player is read, then written, on its own.
+        after folding the whole career once, 0.2-0.4 s for 10,000 matches on the 10 M league
+        (docs/service.md, "Page summaries after a bulk change"). ``progress(done, total)`` follows
+        the players. Runs beside a serving process: each player is read, then written, on its own.
 
         Raises:
             ValidationError: ``min_matches`` below 1.

@@ -6,13 +6,11 @@ from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import Response
-from starlette.background import BackgroundTask
 
 from ....core.rules import rules_from_toml
 from ...auth import keys
-from ...ledger import Ledger
 from ..bodies import CheckedJsonRoute
-from ..deps import AdminKey, DatabaseDep, GuardDep, KeyId, LedgerDep, MatchId, VersionId
+from ..deps import AdminKey, DatabaseDep, GuardDep, KeyId, MatchId, Services, ServicesDep, VersionId
 from ..responses import AUTH_ERRORS, BODY_ERRORS, Key, KeyList, MatchView, NewKey, Version, errors
 from ..schemas import KeyIn, RulesIn, VoidIn, json_response
 
@@ -26,10 +24,10 @@ def admin_errors(*codes: int, notes: dict[int, str] | None = None) -> dict[int |
     return errors(*AUTH_ERRORS, *codes, notes={403: "a key without the admin scope", **(notes or {})})
 
 
-def _then_store_careers(response: Response, ledger: Ledger) -> Response:
-    """``response``, after which the busiest players' page summaries are stored again for the
-    active version (:meth:`Ledger.store_careers`, on a thread once the answer is sent)."""
-    response.background = BackgroundTask(ledger.store_careers)
+def _then_store_careers(response: Response, services: Services) -> Response:
+    """``response``, the busiest players' page summaries of the active version then stored again
+    (:meth:`Ledger.store_careers` on the :class:`CareerStorer`'s thread, after the answer)."""
+    services.careers.request()
     return response
 
 
@@ -38,9 +36,9 @@ def _then_store_careers(response: Response, ledger: Ledger) -> Response:
     response_model=MatchView,
     responses=admin_errors(*BODY_ERRORS, 404, notes={404: "unknown match"}),
 )
-def void_match(match_id: MatchId, body: VoidIn, _key: AdminKey, ledger: LedgerDep) -> Response:
+def void_match(match_id: MatchId, body: VoidIn, _key: AdminKey, services: ServicesDep) -> Response:
     """Void a match: its effects and everything after it are recomputed from the ledger."""
-    return _then_store_careers(json_response(ledger.void(match_id, body.reason)), ledger)
+    return _then_store_careers(json_response(services.ledger.void(match_id, body.reason)), services)
 
 
 @router.post(
@@ -51,12 +49,12 @@ def void_match(match_id: MatchId, body: VoidIn, _key: AdminKey, ledger: LedgerDe
         *BODY_ERRORS, notes={422: "invalid body or rules; `detail[].loc` names the field"}
     ),
 )
-def load_rules(body: RulesIn, _key: AdminKey, ledger: LedgerDep) -> Response:
+def load_rules(body: RulesIn, _key: AdminKey, services: ServicesDep) -> Response:
     """Re-rate the whole ledger under new rules into a new version (activated unless told not to)."""
     rules = rules_from_toml(body.rules_toml)
-    info = ledger.rerate(rules, body.label, activate=body.activate)
+    info = services.ledger.rerate(rules, body.label, activate=body.activate)
     response = json_response(info.to_dict(), 201)
-    return _then_store_careers(response, ledger) if info.active else response
+    return _then_store_careers(response, services) if info.active else response
 
 
 @router.post(
@@ -64,9 +62,9 @@ def load_rules(body: RulesIn, _key: AdminKey, ledger: LedgerDep) -> Response:
     response_model=Version,
     responses=admin_errors(404, 422, notes={404: "unknown version"}),
 )
-def activate_version(version_id: VersionId, _key: AdminKey, ledger: LedgerDep) -> Response:
+def activate_version(version_id: VersionId, _key: AdminKey, services: ServicesDep) -> Response:
     """Switch the active ratings version atomically (the previous one stays readable)."""
-    return _then_store_careers(json_response(ledger.activate(version_id).to_dict()), ledger)
+    return _then_store_careers(json_response(services.ledger.activate(version_id).to_dict()), services)
 
 
 @router.post("/v1/admin/keys", status_code=201, response_model=NewKey, responses=admin_errors(*BODY_ERRORS))
