@@ -51,7 +51,6 @@ ProgressOption = Annotated[
         "--progress/--no-progress", help="Show a progress bar on stderr (default: only on a terminal)."
     ),
 ]
-#: Where a command writes its main output.
 #: After a bulk change: store the page summary's state of the players with at least this many
 #: matches (``None``: the ledger's ``STORE_BUSY``, 1,000; 0: none). Not imported from the ledger
 #: here, so that commands without a database start without SQLAlchemy.
@@ -66,6 +65,7 @@ StoreCareers = Annotated[
         " so that their first page view is fast (default: 1000; 0: none).",
     ),
 ]
+#: Where a command writes its main output.
 OutOption = Annotated[Path | None, typer.Option("--out", metavar="FILE", help="The file to write.")]
 
 
