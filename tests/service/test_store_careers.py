@@ -4,10 +4,13 @@ routes that run it."""
 
 from __future__ import annotations
 
+import base64
+import json
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from ledgers import empty_ledger
@@ -182,3 +185,32 @@ def test_the_options_name_the_ledgers_default() -> None:
     assert f"default: {STORE_BUSY}" in str(option.help)
     shown = runner.invoke(app, ["ratings", "store-careers", "--help"], env={"COLUMNS": "200"})
     assert f"(default: {STORE_BUSY})" in shown.output
+
+
+def test_a_current_state_in_the_form_before_0014_is_stored_again(db_url: str) -> None:
+    """A current state whose meetings are a JSON list (stored before migration 0014) is rewritten
+    with them as base64, and the summary read from it still equals the whole career."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(_league())
+        ledger.store_careers(7)
+        ph = "?" if ledger.db.url.startswith("sqlite") else "%s"
+        with ledger.db.begin_write() as conn:
+            key, text = conn.exec_driver_sql(
+                f"SELECT s.player_key, s.state FROM career_states s JOIN players p ON p.id = s.player_key"
+                f" WHERE p.player_id = {ph}",
+                ("busy",),
+            ).one()
+            old = json.loads(text)
+            rows = np.frombuffer(base64.b64decode(old[-1]), dtype="<i4")
+            old[-1] = [int(v) for v in rows]  # the flat list written before 0014
+            conn.exec_driver_sql(
+                f"UPDATE career_states SET state = {ph} WHERE player_key = {ph}", (json.dumps(old), key)
+            )
+        assert ledger.store_careers(7) == 1  # busy's, in the old form; mid's is current
+        with ledger.db.read.connect() as conn:
+            text = conn.exec_driver_sql(
+                f"SELECT state FROM career_states WHERE player_key = {ph}", (key,)
+            ).scalar_one()
+        assert isinstance(json.loads(text)[-1], str)
+        assert ledger.store_careers(7) == 0
+        assert_summary_is_whole_careers(ledger, "busy")

@@ -277,7 +277,8 @@ class CareerMixin(ReadsMixin):
     def store_careers(self, min_matches: int = STORE_BUSY, progress: Progress | None = None) -> int:
         """Store the summary's state of every player of the active version with at least
         ``min_matches`` matches (busiest first), so that their pages' first views fold only the
-        matches played after it; the number of states written (those already current are left).
+        matches played after it; the number of states written (those already current are left,
+        unless stored in the form before migration 0014).
 
         For after a bulk change (import, re-rate, activate, void): a page read stores a state only
         after folding the whole career once, 0.2-0.4 s for 10,000 matches on the 10 M league
@@ -308,11 +309,12 @@ class CareerMixin(ReadsMixin):
         return [str(r[0]) for r in conn.exec_driver_sql(sql, (self._active_id(conn), min_matches))]
 
     def _fold_to_store(self, conn: Connection, *, player_id: str) -> tuple[int, int, int, CareerFold] | None:
-        """The arguments of a store of the player's whole-career state, None if the stored one is current."""
+        """The arguments of a store of the player's whole-career state, None if the stored one is
+        current (and in the current form: one stored before migration 0014 is stored again)."""
         vid = self._active_id(conn)
         rewrites = self._rewrites(conn, vid)
         folded = self._fold(conn, vid, rewrites, player_id)
-        if folded is None or folded[2] == 0:
+        if folded is None or (folded[2] == 0 and not folded[1].legacy):
             return None
         return vid, folded[0], rewrites, folded[1]
 

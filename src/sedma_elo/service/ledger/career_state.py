@@ -32,14 +32,15 @@ Int64Array = npt.NDArray[np.int64]
 #: read whole, and a page view of a busy player does not write for every few new matches.
 STORE_AFTER = 100
 
-#: Store a state unless a newer one (a later ``through`` under the same rewrites) is there;
-#: parameters: version, player key, through, rewrites, state.
+#: Store a state unless a newer one (a later ``through`` under the same rewrites) is there; one of
+#: the same ``through`` is replaced (the same summary: a state in the form before migration 0014
+#: is written again in the current one); parameters: version, player key, through, rewrites, state.
 STORE_SQL = (
     "INSERT INTO career_states AS s (version_id, player_key, through, rewrites, state)"
     " VALUES ({ph}, {ph}, {ph}, {ph}, {ph}) ON CONFLICT (version_id, player_key) DO UPDATE SET"
     " through = excluded.through, rewrites = excluded.rewrites, state = excluded.state"
     " WHERE s.rewrites < excluded.rewrites"
-    " OR (s.rewrites = excluded.rewrites AND s.through < excluded.through)"
+    " OR (s.rewrites = excluded.rewrites AND s.through <= excluded.through)"
 )
 
 _WIN, _LOSS, _DRAW = 0, 1, 2  # the result codes of career.py's statements
@@ -147,6 +148,9 @@ class CareerFold:
     first_at: int | None = None
     last_at: int | None = None
     meetings: Meetings = field(default_factory=Meetings)
+    #: Read from a state stored before migration 0014 (meetings as a JSON list, slower to read):
+    #: :meth:`CareerMixin.store_careers` stores it again in the current form. Not stored itself.
+    legacy: bool = field(default=False, compare=False)
 
     def add(self, rows: Iterable[tuple[Any, ...]]) -> int:
         """Fold in the player's matches after ``through`` as ``(sequence, rating after, result code,
@@ -200,5 +204,5 @@ class CareerFold:
             through, played, counts, run, best_run, last, streak,
             None if peak is None else (peak[0], peak[1]),
             None if best is None else (best[0], best[1]),
-            first, last_at, meetings,
+            first, last_at, meetings, not isinstance(stored, str),
         )  # fmt: skip
