@@ -34,15 +34,15 @@ app.add_typer(db_app, name="db")
 app.add_typer(ratings_app, name="ratings")
 
 
-def _store_careers(ledger: Ledger, min_matches: int | None, bar: ProgressBar) -> None:
-    """After a bulk change, the busiest players' page summaries stored (``--store-careers``)."""
+def _store_careers(ledger: Ledger, min_matches: int | None, bar: ProgressBar) -> int:
+    """The busiest players' page summaries stored, as a phase of ``bar`` (``--store-careers``,
+    ``ratings store-careers``; ``None``: the ledger's default bound, 0: none); how many."""
     if min_matches == 0:
-        return
+        return 0
     bar.phase("page summaries", None)
     if min_matches is None:
-        ledger.store_careers(progress=bar.update)
-    else:
-        ledger.store_careers(min_matches, progress=bar.update)
+        return ledger.store_careers(progress=bar.update)
+    return ledger.store_careers(min_matches, progress=bar.update)
 
 
 # ---------------------------------------------------------------------------- import / export
@@ -265,12 +265,7 @@ def ratings_store_careers(
     rerate, activate and void do at their end; see --store-careers there)."""
     try:
         with open_ledger(database_url) as ledger, ProgressBar(show_progress(progress)) as bar:
-            bar.phase("page summaries", None)
-            stored = (
-                ledger.store_careers(progress=bar.update)
-                if min_matches is None
-                else ledger.store_careers(min_matches, progress=bar.update)
-            )
+            stored = _store_careers(ledger, min_matches, bar)
     except SedmaEloError as exc:
         raise fail(exc) from exc
     console.print(f"Stored {stored} page summaries.")
