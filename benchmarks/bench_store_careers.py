@@ -11,10 +11,15 @@ On a large PostgreSQL ledger (``--database-url``, e.g. a league kept by ``bench_
 3. the states deleted again; ``Ledger.store_careers(--min-matches)`` timed (what ``import``,
    ``ratings rerate``, ``activate`` and ``void`` now run at their end); then the same first views.
 
+With ``--before OLD/src`` (a checkout of an earlier release), only ``store_careers`` is timed, on
+PostgreSQL or SQLite: ``--runs`` times for each code, alternating, each in a fresh process on a
+cleared table, with its CPU time and peak memory; the states both write are compared (a digest of
+every stored row).
+
 Usage::
 
     nice -n 5 .venv/bin/python benchmarks/bench_store_careers.py --database-url postgresql+psycopg://... \
-        [--min-matches 1000] [--sample 30] [--page-matches 10000]
+        [--min-matches 1000] [--sample 30] [--page-matches 10000] [--before OLD/src --runs 3]
 
 It deletes the database's ``career_states`` (a cache: page reads store them again).
 """
@@ -22,9 +27,13 @@ It deletes the database's ``career_states`` (a cache: page reads store them agai
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import random
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -61,6 +70,58 @@ def _clear(conninfo: str) -> None:
         conn.execute("DELETE FROM career_states")
 
 
+def _child_store(url: str, min_matches: int) -> None:
+    """Time ``store_careers`` on a cleared table in this process (either database); print it as
+    JSON with a digest of the stored states."""
+    from sedma_elo.service import Ledger
+    from sedma_elo.storage import open_database
+
+    db = open_database(url, migrate=False)
+    with db.begin_write() as conn:
+        conn.exec_driver_sql("DELETE FROM career_states")
+    t0, c0 = time.perf_counter(), time.process_time()
+    stored = Ledger(db).store_careers(min_matches)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    digest = hashlib.sha256()
+    with db.read.connect() as conn:
+        sql = "SELECT version_id, player_key, through, rewrites, state FROM career_states ORDER BY 1, 2"
+        for row in conn.exec_driver_sql(sql):
+            digest.update(repr(tuple(row)).encode())
+    db.dispose()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out = {"stored": stored, "wall": wall, "cpu": cpu, "peak_mb": peak, "digest": digest.hexdigest()}
+    print(json.dumps(out))
+
+
+def _compare(args: argparse.Namespace) -> None:
+    """``store_careers`` of ``--before`` and of this checkout, ``--runs`` times each, alternating."""
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    codes = {"before": str(Path(args.before).resolve()), "now": here}
+    print(f"machine: load average {os.getloadavg()[0]:.2f}; {args.runs} runs each, alternating")
+    seen: dict[str, list[dict[str, float]]] = {name: [] for name in codes}
+    digests: dict[str, set[str]] = {name: set() for name in codes}
+    for _ in range(args.runs):
+        for name, src in codes.items():
+            env = {**os.environ, "PYTHONPATH": src}
+            cmd = [sys.executable, __file__, "--database-url", args.database_url, "--child-store"]
+            cmd += ["--min-matches", str(args.min_matches)]
+            out = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
+            digests[name].add(out.pop("digest"))
+            seen[name].append(out)
+            print(
+                f"  {name:<6} {out['stored']:,} states in {out['wall']:.2f} s ({out['cpu']:.2f} s CPU),"
+                f" peak {out['peak_mb']:.0f} MB",
+                flush=True,
+            )
+    medians = {name: statistics.median(r["wall"] for r in runs) for name, runs in seen.items()}
+    same = digests["before"] == digests["now"] and len(digests["now"]) == 1
+    print(
+        f"  median: before {medians['before']:.2f} s, now {medians['now']:.2f} s"
+        f" = {medians['now'] / medians['before']:.2f}x; stored states identical: {same}"
+    )
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -69,7 +130,16 @@ def main() -> None:
     parser.add_argument("--min-matches", type=int, default=1000)
     parser.add_argument("--sample", type=int, default=30)
     parser.add_argument("--page-matches", type=int, default=10_000)
+    parser.add_argument("--before", default=None, help="an earlier release's src/: compare store_careers")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--child-store", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child_store:
+        _child_store(args.database_url, args.min_matches)
+        return
+    if args.before:
+        _compare(args)
+        return
 
     from fastapi.testclient import TestClient
 

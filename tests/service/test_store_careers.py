@@ -1,4 +1,4 @@
-"""Ledger.store_careers (service/ledger/career.py): the busiest players' page summaries stored after a
+"""Ledger.store_careers (service/ledger/career_bulk.py): the busiest players' page summaries stored after a
 bulk change, each equal to the whole-career reference and current, and the commands and admin
 routes that run it."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -51,6 +52,30 @@ def _more_of_busy(n: int) -> list[Match]:
     ]
 
 
+def _mixed_league(n: int) -> list[Match]:
+    """``n`` matches among eight players, a third of them two against two, with draws; ``p0`` in
+    every match (its side and partner drawn at random, seeded)."""
+    rng = random.Random(49)
+    out = []
+    for i in range(n):
+        others = rng.sample([f"p{k}" for k in range(1, 8)], 3)
+        teams = (("p0", others[0]), (others[1], others[2])) if i % 3 == 0 else (("p0",), (others[0],))
+        a, b = teams if rng.random() < 0.5 else teams[::-1]
+        winner = rng.choice(("a", "b", "draw"))
+        played = START + timedelta(minutes=i)
+        out.append(Match(a, b, winner, {}, match_id=f"t{i}", played_at=played))  # type: ignore[arg-type]
+    return out
+
+
+def _state_texts(ledger: Ledger) -> dict[str, str]:
+    """Each stored state's text by player."""
+    with ledger.db.read.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT p.player_id, s.state FROM career_states s JOIN players p ON p.id = s.player_key"
+        ).all()
+    return {str(r[0]): str(r[1]) for r in rows}
+
+
 def _states(ledger: Ledger) -> dict[str, tuple[int, int]]:
     """(through, rewrites) of each stored state of the active version, by player."""
     ph = "?" if ledger.db.url.startswith("sqlite") else "%s"
@@ -61,6 +86,10 @@ def _states(ledger: Ledger) -> dict[str, tuple[int, int]]:
             (True,),
         ).all()
     return {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+
+
+def _first(ledger: Ledger, player: str) -> int:
+    return ledger.player_history(player, limit=1, order="asc").items[0]["sequence"]  # type: ignore[no-any-return]
 
 
 def _last(ledger: Ledger, player: str) -> int:
@@ -88,6 +117,46 @@ def test_a_summary_from_a_stored_state_equals_the_whole_career(db_url: str) -> N
         assert_summary_is_whole_careers(ledger, "busy")
 
 
+def test_the_states_equal_those_a_page_read_stores(db_url: str) -> None:
+    """With team matches and draws, the state store_careers writes for a player is the text a page
+    read stores for it (a page read folds one player with statements of its own), whole and
+    extended by newer matches."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        league = _mixed_league(300)
+        ledger.import_matches(league[:200])
+        ledger.career_summary("p0")  # 200 matches folded: the read stores its state
+        by_read = _state_texts(ledger)["p0"]
+        ledger.store_careers(150)  # p0's state is current: left as it is
+        assert _state_texts(ledger)["p0"] == by_read
+        with ledger.db.begin_write() as conn:
+            conn.exec_driver_sql("DELETE FROM career_states")
+        assert ledger.store_careers(150) == 1
+        assert _state_texts(ledger) == {"p0": by_read}
+        ledger.import_matches(league[200:])
+        assert ledger.store_careers(150) == 1  # from the stored state, the 100 newer matches
+        extended = _state_texts(ledger)["p0"]
+        with ledger.db.begin_write() as conn:
+            conn.exec_driver_sql("DELETE FROM career_states")
+        ledger.career_summary("p0")
+        assert _state_texts(ledger)["p0"] == extended
+        assert_summary_is_whole_careers(ledger, "p0")
+
+
+def test_the_first_of_equal_best_wins_is_kept(db_url: str) -> None:
+    """Wins over newcomers (all at the starting rating) tie as best wins: the stored state keeps
+    the first, as the whole career does."""
+    with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
+        ledger.import_matches(
+            [
+                Match.single("p0", f"new{i}", "a", match_id=f"n{i}", played_at=START + timedelta(minutes=i))
+                for i in range(120)
+            ]
+        )
+        assert ledger.store_careers(100) == 1
+        assert json.loads(_state_texts(ledger)["p0"])[8][0] == _first(ledger, "p0")
+        assert_summary_is_whole_careers(ledger, "p0")
+
+
 def test_current_states_are_not_written_again(db_url: str) -> None:
     """A second call finds every state current and writes none; a new match makes one stale."""
     with tempfile.TemporaryDirectory() as tmp, empty_ledger(db_url, tmp) as ledger:
@@ -99,6 +168,7 @@ def test_current_states_are_not_written_again(db_url: str) -> None:
         )
         assert ledger.store_careers(7) == 1
         assert _states(ledger)["mid"] == (_last(ledger, "mid"), 0)
+        assert_summary_is_whole_careers(ledger, "mid")  # its stored state extended by one match
 
 
 def test_after_a_void_the_states_are_stored_under_the_new_count(db_url: str) -> None:
@@ -179,7 +249,7 @@ def test_the_options_name_the_ledgers_default() -> None:
     from typer.models import OptionInfo
 
     from sedma_elo.cli.options import StoreCareers
-    from sedma_elo.service.ledger.career import STORE_BUSY
+    from sedma_elo.service.ledger.career_bulk import STORE_BUSY
 
     (option,) = (m for m in StoreCareers.__metadata__ if isinstance(m, OptionInfo))
     assert f"default: {STORE_BUSY}" in str(option.help)

@@ -45,6 +45,7 @@ __all__ = [
     "rate_chunk",
     "read_changes",
     "read_chunks",
+    "stream_rows",
     "use_kernel",
     "write_changes",
 ]
@@ -134,6 +135,24 @@ def query_int64(raw: Any, pg: bool, sql: str, widths: tuple[int, ...]) -> Int64A
     # Straight from the cursor into the array: no list of row tuples (verify's memory).
     flat = np.fromiter(chain.from_iterable(raw.execute(sql)), dtype=np.int64)
     return flat.reshape(-1, len(widths))
+
+
+def stream_rows(
+    raw: Any, pg: bool, sql: str, params: tuple[Any, ...] = (), size: int = CHUNK
+) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of ``sql`` in lists of at most ``size``, streamed (a server-side cursor on
+    PostgreSQL, inside the caller's transaction; SQLite's own stepping), so that memory holds one
+    list whatever the result's size."""
+    if pg:
+        with raw.cursor(name="stream_rows") as cur:
+            cur.itersize = size
+            cur.execute(sql, params)
+            while rows := cur.fetchmany(size):
+                yield rows
+        return
+    cur = raw.execute(sql, params)
+    while rows := cur.fetchmany(size):
+        yield rows
 
 
 def read_chunks(

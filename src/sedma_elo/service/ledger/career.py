@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import partial
 from typing import Any
 
 from sqlalchemy import Connection
@@ -36,24 +35,43 @@ from .career_item import CareerItem
 from .career_state import STORE_AFTER, STORE_SQL, CareerFold, Meetings
 from .pg_arrays import Int8Array
 from .reads import _CAREER_SQL, ReadsMixin, _career_item
-from .rebuild import Progress
 
-__all__ = ["STORE_BUSY", "CareerMixin", "CareerSummary", "SeriesPoint", "keep_extremes"]
-
-#: :meth:`CareerMixin.store_careers`' default: players with this many matches or more get their
-#: summary's state stored after a bulk change (their page's first view is then as fast as the next).
-STORE_BUSY = 1000
+__all__ = [
+    "OPPONENTS",
+    "OTHER_SIDE",
+    "RESULT",
+    "SIDE",
+    "CareerMixin",
+    "CareerSummary",
+    "SeriesPoint",
+    "keep_extremes",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _RESULTS = ("win", "loss", "draw")  # the codes 0, 1, 2 of the statements below
 
-# The player's matches after a sequence as (sequence, rating after, result code 0 win / 1 loss /
-# 2 draw, the opponent keys, time).
+# A match seen from the player whose key is ``{me}``: their side (0: a, 1: b), their result code
+# (0 win, 1 loss, 2 draw) and their opponents' keys (the second None unless a team match). Shared
+# by a page read (one player, ``me.id``) and :mod:`.career_bulk` (every busy player, ``rc.player_key``).
+SIDE = "CASE WHEN m.a1 = {me} OR m.a2 = {me} THEN 0 ELSE 1 END"
+RESULT = "CASE WHEN m.winner = 2 THEN 2 WHEN m.winner = " + SIDE + " THEN 0 ELSE 1 END"
+OPPONENTS = (
+    "CASE WHEN m.a1 = {me} OR m.a2 = {me} THEN m.b1 ELSE m.a1 END AS o1,"
+    " CASE WHEN m.a1 = {me} OR m.a2 = {me} THEN m.b2 ELSE m.a2 END AS o2"
+)
+# The other side's keys hold ``o.player_key`` (``o`` a change of the same match).
+OTHER_SIDE = (
+    "(CASE WHEN m.a1 = {me} OR m.a2 = {me} THEN o.player_key IN (m.b1, m.b2)"
+    " ELSE o.player_key IN (m.a1, m.a2) END)"
+)
+# The player's matches after a sequence as (sequence, rating after, result code, the opponent
+# keys, time).
 _MINE = (
-    "SELECT rc.sequence AS seq, rc.rating_after AS ra, CASE WHEN m.winner = 2 THEN 2"
-    " WHEN m.winner = CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN 0 ELSE 1 END THEN 0 ELSE 1 END AS res,"
-    " CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN m.b1 ELSE m.a1 END AS o1,"
-    " CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN m.b2 ELSE m.a2 END AS o2, m.played_at"
+    "SELECT rc.sequence AS seq, rc.rating_after AS ra, "
+    + RESULT.format(me="me.id")
+    + " AS res, "
+    + OPPONENTS.format(me="me.id")
+    + ", m.played_at"
     " FROM players me JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
     " JOIN matches m ON m.sequence = rc.sequence WHERE me.player_id = {ph} AND rc.sequence > {ph}"
     " ORDER BY rc.sequence"
@@ -66,12 +84,11 @@ _BEST_WIN = (
     "SELECT rc.sequence, avg(o.rating_before) AS opp FROM players me"
     " JOIN rating_changes rc ON rc.version_id = {ph} AND rc.player_key = me.id"
     " JOIN matches m ON m.sequence = rc.sequence"
-    " JOIN rating_changes o ON o.version_id = rc.version_id AND o.sequence = +m.sequence"
-    " AND (CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN o.player_key IN (m.b1, m.b2)"
-    " ELSE o.player_key IN (m.a1, m.a2) END)"
-    " WHERE me.player_id = {ph} AND rc.sequence > {ph}"
-    " AND m.winner = CASE WHEN m.a1 = me.id OR m.a2 = me.id THEN 0 ELSE 1 END"
-    " GROUP BY rc.sequence ORDER BY opp DESC, rc.sequence LIMIT 1"
+    " JOIN rating_changes o ON o.version_id = rc.version_id AND o.sequence = +m.sequence AND "
+    + OTHER_SIDE.format(me="me.id")
+    + " WHERE me.player_id = {ph} AND rc.sequence > {ph} AND m.winner = "
+    + SIDE.format(me="me.id")
+    + " GROUP BY rc.sequence ORDER BY opp DESC, rc.sequence LIMIT 1"
 )
 # The player's key, and the stored state of the career if it is valid (made under the version's
 # current count of rewrites).
@@ -80,10 +97,6 @@ _STATE = (
     " AND s.player_key = p.id AND s.rewrites = {ph} WHERE p.player_id = {ph}"
 )
 _REWRITES = "SELECT rewrites FROM rating_versions WHERE id = {ph}"
-_BUSY = (
-    "SELECT player_id FROM player_ratings WHERE version_id = {ph} AND matches_played >= {ph}"
-    " ORDER BY matches_played DESC, player_id"
-)
 # The rating line: every match's sequence and ratings (one range of the primary key, no join).
 # The player's key as a scalar subquery: the range is then read in key order. Joined to players,
 # PostgreSQL sorted the 10,000 rows again (a third of the statement's time).
@@ -273,50 +286,6 @@ class CareerMixin(ReadsMixin):
                     conn.exec_driver_sql(sql, params)
         except DBAPIError:
             pass  # a lock not granted at once (PostgreSQL) leaves it for a later read
-
-    def store_careers(self, min_matches: int = STORE_BUSY, progress: Progress | None = None) -> int:
-        """Store the summary's state of every player of the active version with at least
-        ``min_matches`` matches (busiest first), so that their pages' first views fold only the
-        matches played after it; the number of states written (those already current are left,
-        unless stored in the form before migration 0014).
-
-        For after a bulk change (import, re-rate, activate, void): a page read stores a state only
-        after folding the whole career once, 0.2-0.4 s for 10,000 matches on the 10 M league
-        (docs/service.md, "Page summaries after a bulk change"). ``progress(done, total)`` follows
-        the players. Runs beside a serving process: each player is read, then written, on its own.
-
-        Raises:
-            ValidationError: ``min_matches`` below 1.
-        """
-        if min_matches < 1:
-            raise ValidationError("min_matches", "must be at least 1")
-        busy = self.db.read_many(lambda conn: self._busy(conn, min_matches))
-        if progress is not None:
-            progress(0, len(busy))
-        stored = 0
-        for done, player_id in enumerate(busy, 1):
-            store = self.db.read_many(partial(self._fold_to_store, player_id=player_id))
-            if store is not None:
-                self._store_state(*store, wait=True)
-                stored += 1
-            if progress is not None:
-                progress(done, len(busy))
-        return stored
-
-    def _busy(self, conn: Connection, min_matches: int) -> list[str]:
-        """The active version's players with at least ``min_matches`` matches, busiest first."""
-        sql = _BUSY.format(ph=self._ph)
-        return [str(r[0]) for r in conn.exec_driver_sql(sql, (self._active_id(conn), min_matches))]
-
-    def _fold_to_store(self, conn: Connection, *, player_id: str) -> tuple[int, int, int, CareerFold] | None:
-        """The arguments of a store of the player's whole-career state, None if the stored one is
-        current (and in the current form: one stored before migration 0014 is stored again)."""
-        vid = self._active_id(conn)
-        rewrites = self._rewrites(conn, vid)
-        folded = self._fold(conn, vid, rewrites, player_id)
-        if folded is None or (folded[2] == 0 and not folded[1].legacy):
-            return None
-        return vid, folded[0], rewrites, folded[1]
 
     def career_series(self, player_id: str, points: int = 400, days: int | None = None) -> list[SeriesPoint]:
         """The rating after each match, oldest first, thinned to at most ``points`` (>= 4) rows.

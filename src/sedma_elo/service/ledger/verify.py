@@ -111,21 +111,6 @@ def _chunks(
         yield rows, stored
 
 
-def _batches(raw: Any, pg: bool, sql: str, size: int) -> Iterator[list[tuple[Any, ...]]]:
-    """The rows of ``sql`` in lists of at most ``size``, streamed (a server-side cursor on
-    PostgreSQL, SQLite's own stepping), so that memory holds one list."""
-    if pg:
-        with raw.cursor(name="verify_rows") as cur:
-            cur.itersize = size
-            cur.execute(sql)
-            while rows := cur.fetchmany(size):
-                yield rows
-        return
-    cur = raw.execute(sql)
-    while rows := cur.fetchmany(size):
-        yield rows
-
-
 def _offset(progress: Callable[[int, int], None], before: int, total: int) -> Callable[[int, int], None]:
     """``progress`` of one pass, ``before`` matches of ``total`` done by the passes before it."""
     return lambda done, _: progress(before + done, total)
@@ -313,7 +298,7 @@ class VerifyMixin(VersionsMixin):
             "SELECT pr.player_id, p.id, pr.rating, pr.matches_played FROM player_ratings pr"
             f" LEFT JOIN players p ON p.player_id = pr.player_id WHERE pr.version_id = {int(vid)}"
         )
-        for rows in _batches(raw, self._pg, sql, bulk.CHUNK):
+        for rows in bulk.stream_rows(raw, self._pg, sql):
             for pid, key, rating, played in rows:
                 stored = (int(rating), int(played))
                 played_here = key is not None and key < len(seen) and state.games[key] > 0

@@ -22,7 +22,7 @@ from ...storage.schema import matches, rating_changes, rating_versions
 from . import feed_events
 from .answers import Standings, StandingsOf, drop_derivable, keep_answers
 from .bulk import read_changes, write_changes
-from .career import CareerMixin
+from .career_bulk import CareerBulkMixin
 from .rebuild import Progress, Rebuild, changed_sequences, rebuild_cache, standings_table
 from .rows import from_micros
 from .types import VersionInfo
@@ -35,7 +35,7 @@ def _held(tables: dict[int, Callable[[list[int]], Standings]]) -> StandingsOf:
     return lambda version_id, seqs: tables[version_id](seqs) if version_id in tables else None
 
 
-class VersionsMixin(CareerMixin):
+class VersionsMixin(CareerBulkMixin):
     """Void, re-rate and activate."""
 
     def void(self, match_id: str, reason: str = "", *, progress: Progress | None = None) -> dict[str, Any]:
