@@ -149,7 +149,8 @@ class CareerFold:
     last_at: int | None = None
     meetings: Meetings = field(default_factory=Meetings)
     #: Read from a state stored before migration 0014 (meetings as a JSON list, slower to read):
-    #: :meth:`~.career_bulk.CareerBulkMixin.store_careers` stores it again in the current form. Not stored itself.
+    #: :meth:`~.career_bulk.CareerBulkMixin.store_careers` stores it again in the current form.
+    #: Not stored itself.
     legacy: bool = field(default=False, compare=False)
 
     def add(self, rows: Iterable[tuple[Any, ...]]) -> int:
