@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 console = Console()
 err_console = Console(stderr=True)
 
-db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
+db_app = typer.Typer(
+    help="Database commands: the schema (upgrade, downgrade), prewarm.", no_args_is_help=True
+)
 ratings_app = typer.Typer(
     help="Ratings versions: re-rate under new rules, list, activate.", no_args_is_help=True
 )
