@@ -33,12 +33,16 @@ __all__ = ["STORE_BUSY", "CareerBulkMixin"]
 #: summary's state stored after a bulk change (their page's first view is then as fast as the next).
 STORE_BUSY = 1000
 
-# The version's players with at least some matches, and the ``through`` of their state if one is
-# stored under the version's current count of rewrites (then only the newer matches are folded).
+# The keys of the version's players with at least some matches (parameters: version, matches).
+_BUSY_KEYS = (
+    "SELECT p.id FROM player_ratings pr JOIN players p ON p.player_id = pr.player_id"
+    " WHERE pr.version_id = {ph} AND pr.matches_played >= {ph}"
+)
+# Those players, and the ``through`` of their state if one is stored under the version's current
+# count of rewrites (then only the newer matches are folded).
 _BUSY = (
-    "SELECT p.id, s.through FROM player_ratings pr JOIN players p ON p.player_id = pr.player_id"
-    " LEFT JOIN career_states s ON s.version_id = pr.version_id AND s.player_key = p.id"
-    " AND s.rewrites = {ph} WHERE pr.version_id = {ph} AND pr.matches_played >= {ph}"
+    "SELECT b.id, s.through FROM (" + _BUSY_KEYS + ") b LEFT JOIN career_states s"
+    " ON s.version_id = {ph} AND s.player_key = b.id AND s.rewrites = {ph}"
 )
 _ME = "rc.player_key"
 # Each busy player's matches after its stored state, as (player key, sequence, rating after,
@@ -57,9 +61,9 @@ _ALL = (
     + ") END"
     " FROM rating_changes rc JOIN matches m ON m.sequence = rc.sequence"
     " LEFT JOIN career_states s ON s.version_id = rc.version_id AND s.player_key = rc.player_key"
-    " AND s.rewrites = {ph} WHERE rc.version_id = {ph} AND {key} IN (SELECT p.id FROM player_ratings pr"
-    " JOIN players p ON p.player_id = pr.player_id WHERE pr.version_id = {ph} AND pr.matches_played >= {ph})"
-    " AND rc.sequence > coalesce(s.through, 0)"
+    " AND s.rewrites = {ph} WHERE rc.version_id = {ph} AND {key} IN ("
+    + _BUSY_KEYS
+    + ") AND rc.sequence > coalesce(s.through, 0)"
 )
 
 
@@ -114,7 +118,7 @@ class CareerBulkMixin(CareerMixin):
         rewrites = self._rewrites(conn, vid)
         busy: dict[int, int | None] = {
             int(key): through
-            for key, through in conn.exec_driver_sql(_BUSY.format(ph=ph), (rewrites, vid, min_matches))
+            for key, through in conn.exec_driver_sql(_BUSY.format(ph=ph), (vid, min_matches, vid, rewrites))
         }
         total, done, stored = len(busy), 0, 0
         progress(0, total)
