@@ -23,7 +23,8 @@ Usage::
 
 ``--keep FILE`` keeps (and reuses) the league file; ``--skip-wrk`` stops after verify;
 ``--keep-db`` keeps the database, and ``--database-url URL`` (same ``--matches``) then runs only
-the wrk part on it. Needs
+the wrk part on it (after ``VACUUM (ANALYZE)``, which reads the heaps: ``--no-vacuum`` for a run
+on a cold cache). Needs
 ``wrk`` (Debian: ``apt-get install -y wrk``) and PostgreSQL on 127.0.0.1:5432 (user postgres).
 """
 
@@ -309,6 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--database-url", default=None, help="only the wrk part, on this league's ledger (from --keep-db)"
     )
+    parser.add_argument(
+        "--no-vacuum",
+        action="store_true",
+        help="with --database-url: no VACUUM (ANALYZE) first (a cold-cache run)",
+    )
     args = parser.parse_args(argv)
     if not args.skip_wrk and shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install -y wrk)")
@@ -319,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.database_url:
         # What autovacuum would have left after the writes of an earlier run (this project's
         # machines run PostgreSQL with autovacuum off): dead player rows slowed the rank reads.
-        vacuum(args.database_url)
+        # Not for a run on a cold cache: the vacuum reads the heaps (--no-vacuum).
+        if not args.no_vacuum:
+            vacuum(args.database_url)
         serve_and_load(args.database_url, args, players)
         return 0
     tmp = Path(tempfile.mkdtemp(prefix="league10m-"))

@@ -204,25 +204,41 @@ def db_downgrade(
 
 
 @db_app.command("prewarm")
-def db_prewarm(database_url: DatabaseUrl = None) -> None:
+def db_prewarm(
+    database_url: DatabaseUrl = None,
+    max_mb: Annotated[
+        int | None,
+        typer.Option(
+            "--max-mb",
+            min=1,
+            help="PostgreSQL: read at most this many MiB (for a server with less memory than the"
+            " ledger): indexes and small tables first, then the newest part of the large tables.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Read the tables and indexes the service reads into the OS cache (after a restart: the first
     requests then find them cached). PostgreSQL: the pg_prewarm extension; SQLite: the file."""
     import time
 
     from ..storage.database import open_checked
     from ..storage.prewarm import prewarm
+    from ..storage.urls import sqlite_path
 
     with user_errors():
         db = open_checked(database_url, create=False)
         try:
+            if max_mb is not None and sqlite_path(db.url) is not None:
+                raise fail("--max-mb applies to PostgreSQL only: a SQLite file is read whole")
             started = time.perf_counter()
-            read = prewarm(db)
+            read = prewarm(db, None if max_mb is None else max_mb * 2**20)
         finally:
             db.dispose()
     total = sum(size for _, size in read)
     took = time.perf_counter() - started
     kinds = "relation" if len(read) == 1 else "relations"
-    console.print(f"Read {len(read)} {kinds}, {total / 2**20:,.0f} MiB, in {took:.1f} s.")
+    bound = "" if max_mb is None else f" of at most {max_mb:,} MiB"
+    console.print(f"Read {len(read)} {kinds}, {total / 2**20:,.0f} MiB{bound}, in {took:.1f} s.")
 
 
 @ratings_app.command("rerate")
