@@ -292,25 +292,27 @@ def test_the_outbox_survives_a_kill_9_of_the_service_mid_delivery(db_url: str, t
 
 
 def test_a_slow_receiver_does_not_lose_the_lease_to_another_process(db_url: str, tmp_path: Path) -> None:
-    """30 items at 0.1 s each (3 s) under a 1 s lease, with a second delivery thread waiting to take
+    """60 items at 0.1 s each (6 s) under a 2 s lease, with a second delivery thread waiting to take
     over: the lease is renewed along the way, so each item still arrives exactly once."""
+    # The run outlasts the lease three times. With a 1 s lease (30 items) a stall of about 0.5 s of
+    # a loaded 2-core machine let the lease lapse once in a fresh clone's `make test` (12-08).
     log = tmp_path / "received.jsonl"
     receiver = Receiver(log, delay=0.1)
-    quick = {"poll": 0.01, "retry_base": 0.05, "retry_max": 0.2, "timeout": 0.25, "lease": 1.0}
+    quick = {"poll": 0.01, "retry_base": 0.05, "retry_max": 0.2, "timeout": 0.25, "lease": 2.0}
     db = open_database(db_url)
     first, second = Deliverer(db, **quick), Deliverer(db, **quick)
     try:
         for api in make_api(db_url, webhooks=False):
             assert _register(api, receiver.url).status_code == 201
-            for n in range(30):
+            for n in range(60):
                 assert api.post(single(f"m-{n}", f"p{n % 5}", f"q{n % 4}")).status_code == 201
         first.start()
         wait_for(log, lambda rs: len(rs) >= 1)
         second.start()
-        got = wait_for(log, lambda rs: 30 in _sequences(rs))
+        got = wait_for(log, lambda rs: 60 in _sequences(rs))
     finally:
         first.stop()
         second.stop()
         db.dispose()
         receiver.stop()
-    assert _sequences(got) == list(range(1, 31))
+    assert _sequences(got) == list(range(1, 61))
